@@ -1,0 +1,1 @@
+from fastppl._core import __version__

@@ -1,0 +1,2 @@
+//! fastppl core (design note to be written)
+mod py;
