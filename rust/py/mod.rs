@@ -1,7 +1,17 @@
+//! Python bindings: the only place PyO3 appears. Arguments are converted to owned Rust data,
+//! the work runs with the GIL released, and core errors become `fastppl.errors` exceptions here.
+
+mod corpus;
+mod errors;
+mod model;
+
 use pyo3::prelude::*;
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("MAX_ORDER", crate::counts::MAX_ORDER)?;
+    m.add_class::<corpus::PyCorpus>()?;
+    m.add_class::<model::PyModel>()?;
     Ok(())
 }

@@ -1,0 +1,279 @@
+"""`NGramModel`: fit, query and evaluate n-gram language models (natural logs unless asked)."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import numpy as np
+
+from fastppl import _core
+from fastppl.corpus import Corpus
+from fastppl.errors import InvalidArgumentError, NotNormalizedError, ZeroProbabilityWarning
+from fastppl.result import EvaluationResult
+
+Smoothing = Literal[
+    "mle",
+    "additive",
+    "laplace",
+    "lidstone",
+    "witten_bell",
+    "absolute_discounting",
+    "kneser_ney",
+    "modified_kneser_ney",
+    "stupid_backoff",
+]
+OovPolicy = Literal["unk", "skip", "error"]
+
+# parameters each estimator accepts (anything else is a mistake worth reporting)
+_PARAMS: dict[str, frozenset[str]] = {
+    "mle": frozenset(),
+    "laplace": frozenset(),
+    "additive": frozenset({"k"}),
+    "lidstone": frozenset({"k"}),
+    "witten_bell": frozenset(),
+    "absolute_discounting": frozenset({"discount"}),
+    "kneser_ney": frozenset({"discount"}),
+    "modified_kneser_ney": frozenset({"discount_fallback"}),
+    "stupid_backoff": frozenset({"alpha"}),
+}
+
+
+def _log_base_divisor(base: float | str | None) -> float:
+    """ln(base), the divisor turning natural logs into logs of ``base`` (None or "e": 1)."""
+    if base is None or base == "e":
+        return 1.0
+    if isinstance(base, bool) or not isinstance(base, (int, float)) or not base > 1:
+        raise InvalidArgumentError(f"base must be 'e' or a number > 1 (2, 10, ...), got {base!r}")
+    return math.log(base)
+
+
+class NGramModel:
+    """An n-gram language model estimated by the Rust core.
+
+    Log-probabilities are natural logs unless a ``base`` is given; perplexity does not depend on
+    the base. See the README for the exact conventions (padding, vocabulary, estimators).
+
+    >>> c = Corpus.from_sentences([["a", "b"], ["a", "c"]])
+    >>> m = NGramModel.fit(c, order=2, smoothing="mle")
+    >>> round(m.prob("b", context=("a",)), 3)
+    0.5
+    """
+
+    __slots__ = ("_inner",)
+
+    def __init__(self, _inner: _core.NGramModel) -> None:
+        self._inner = _inner
+
+    @classmethod
+    def fit(
+        cls,
+        corpus: Corpus,
+        order: int = 3,
+        smoothing: Smoothing = "modified_kneser_ney",
+        bos_eos: bool = True,
+        **params: Any,
+    ) -> NGramModel:
+        """Counts ``corpus`` up to ``order`` and estimates a model (GIL released, all cores).
+
+        Args:
+            corpus: the training text.
+            order: n-gram order N, from 1 to ``fastppl.MAX_ORDER``.
+            smoothing: ``"mle"``, ``"additive"`` (``k``, default 1), ``"laplace"`` (k=1),
+                ``"lidstone"`` (= additive), ``"witten_bell"``, ``"absolute_discounting"``
+                (``discount``, default 0.75), ``"kneser_ney"`` (interpolated, ``discount``,
+                default 0.75), ``"modified_kneser_ney"`` (as KenLM's lmplz;
+                ``discount_fallback``), ``"stupid_backoff"`` (``alpha``, default 0.4; scores, not
+                probabilities).
+            bos_eos: pad sentences as ``<s> ... </s>`` (``</s>`` is predicted, ``<s>`` only
+                context); False scores tokens with no padding.
+            **params: the estimator's parameters listed above.
+
+        Raises:
+            InvalidArgumentError: bad order, estimator or parameter.
+            EmptyCorpusError: the corpus has no token.
+
+        >>> c = Corpus.from_sentences([["a", "b", "a"]])
+        >>> NGramModel.fit(c, order=1, smoothing="laplace", bos_eos=False).vocab_size
+        3
+        """
+        if not isinstance(corpus, Corpus):
+            raise TypeError(f"corpus must be a fastppl.Corpus, got {type(corpus).__name__}")
+        if isinstance(order, bool) or not isinstance(order, int):
+            raise TypeError(f"order must be an int, got {type(order).__name__}")
+        if smoothing not in _PARAMS:
+            raise InvalidArgumentError(
+                f"unknown smoothing {smoothing!r}; expected one of {', '.join(_PARAMS)}"
+            )
+        unexpected = set(params) - _PARAMS[smoothing]
+        if unexpected:
+            allowed = ", ".join(sorted(_PARAMS[smoothing])) or "none"
+            raise InvalidArgumentError(
+                f"{smoothing} does not take {', '.join(sorted(unexpected))} (parameters: {allowed})"
+            )
+        if order < 1 or order > _core.MAX_ORDER:
+            raise InvalidArgumentError(f"order must be between 1 and {_core.MAX_ORDER}, got {order}")
+        numbers = {k: params[k] for k in ("k", "discount", "alpha") if k in params}
+        for name, value in numbers.items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise TypeError(f"{name} must be a number, got {type(value).__name__}")
+        inner = _core.NGramModel.fit(
+            corpus._inner,
+            order,
+            smoothing,
+            bos_eos=bool(bos_eos),
+            k=None if "k" not in numbers else float(numbers["k"]),
+            discount=None if "discount" not in numbers else float(numbers["discount"]),
+            alpha=None if "alpha" not in numbers else float(numbers["alpha"]),
+            discount_fallback=bool(params.get("discount_fallback", False)),
+        )
+        return cls(inner)
+
+    # ---- properties ---------------------------------------------------------------------
+    @property
+    def order(self) -> int:
+        """The order N."""
+        return self._inner.order
+
+    @property
+    def vocab_size(self) -> int:
+        """|V|: every training type, ``</s>`` (with bos_eos) and ``<unk>``; never ``<s>``."""
+        return self._inner.vocab_size
+
+    @property
+    def bos_eos(self) -> bool:
+        """Whether sentences are scored as ``<s> ... </s>``."""
+        return self._inner.bos_eos
+
+    @property
+    def smoothing(self) -> str:
+        """Name of the estimator."""
+        return self._inner.smoothing
+
+    @property
+    def normalized(self) -> bool:
+        """Whether scores are probabilities (False for stupid backoff)."""
+        return self._inner.normalized
+
+    @property
+    def discounts(self) -> list[tuple[float, float, float]]:
+        """(D1, D2, D3+) per order for discounting estimators (one value thrice when fixed)."""
+        return self._inner.discounts
+
+    @property
+    def ngram_counts(self) -> list[int]:
+        """Stored n-grams per order (order 1: the vocabulary size)."""
+        return self._inner.ngram_counts
+
+    def vocab(self) -> list[str]:
+        """The vocabulary, ``<unk>``, ``<s>``, ``</s>`` first."""
+        return self._inner.vocab()
+
+    def __contains__(self, word: object) -> bool:
+        return isinstance(word, str) and self._inner.contains(word)
+
+    def count(self, ngram: Sequence[str]) -> int:
+        """Training count of an n-gram (a sequence of tokens); 0 if unseen.
+
+        >>> m = NGramModel.fit(Corpus.from_sentences([["a", "b"]]), order=2, smoothing="mle")
+        >>> m.count(("<s>", "a")), m.count(["a", "b"]), m.count(["b", "a"])
+        (1, 1, 0)
+        """
+        return self._inner.count(_tokens(ngram, "ngram"))
+
+    # ---- scoring ------------------------------------------------------------------------
+    def logprob(
+        self, word: str, context: Sequence[str] = (), base: float | str | None = None
+    ) -> float:
+        """log p(word | context), natural log unless ``base`` is given (2, 10...).
+
+        Only the last ``order - 1`` context tokens are used; unknown words are ``<unk>``.
+        Write ``<s>`` at the start of ``context`` to condition on a sentence start.
+        """
+        if not isinstance(word, str):
+            raise TypeError(f"word must be str, got {type(word).__name__}")
+        return self._inner.logprob(word, _tokens(context, "context")) / _log_base_divisor(base)
+
+    def prob(self, word: str, context: Sequence[str] = ()) -> float:
+        """p(word | context) (a score for stupid backoff)."""
+        return math.exp(self.logprob(word, context))
+
+    def logprobs(self, tokens: Sequence[str], base: float | str | None = None) -> np.ndarray:
+        """log p of each token of one sentence, then of ``</s>`` when bos_eos (float64).
+
+        >>> m = NGramModel.fit(Corpus.from_sentences([["a", "b"]]), order=2, smoothing="mle")
+        >>> m.logprobs(["a", "b"]).tolist()
+        [0.0, 0.0, 0.0]
+        """
+        out = self._inner.logprobs(_tokens(tokens, "tokens"))
+        divisor = _log_base_divisor(base)
+        return out if divisor == 1.0 else out / divisor
+
+    def evaluate(
+        self,
+        corpus: Corpus,
+        oov: OovPolicy = "unk",
+        *,
+        token_logprobs: bool = False,
+        allow_unnormalized: bool = False,
+    ) -> EvaluationResult:
+        """Scores a corpus (GIL released, all cores) and returns its perplexity and totals.
+
+        Args:
+            corpus: the text to score.
+            oov: ``"unk"`` scores out-of-vocabulary tokens as ``<unk>``; ``"skip"`` leaves them
+                out of the totals (KenLM's "excluding OOVs"; ``<unk>`` stays in the history of
+                the next tokens); ``"error"`` raises :class:`OutOfVocabularyError`.
+            token_logprobs: also return ln p of every scored token.
+            allow_unnormalized: score with a stupid-backoff model anyway (its "perplexity" is
+                not one); otherwise such a model raises :class:`NotNormalizedError`.
+
+        A token of probability 0 (MLE and unseen words) makes the perplexity ``inf`` and warns
+        with :class:`ZeroProbabilityWarning`; nothing is ever NaN.
+        """
+        if not isinstance(corpus, Corpus):
+            raise TypeError(f"corpus must be a fastppl.Corpus, got {type(corpus).__name__}")
+        if not self.normalized:
+            if not allow_unnormalized:
+                raise NotNormalizedError(
+                    f"{self.smoothing} gives scores, not probabilities: their 'perplexity' is "
+                    "not a perplexity. Pass allow_unnormalized=True to compute it anyway."
+                )
+            warnings.warn(
+                f"{self.smoothing} scores are not normalized: this is not a perplexity",
+                stacklevel=2,
+            )
+        raw = self._inner.evaluate(corpus._inner, oov, token_logprobs)
+        result = EvaluationResult.from_sentences(
+            raw, corpus.document_offsets(), skip_oov=oov == "skip"
+        )
+        if result.num_zero_probability:
+            warnings.warn(
+                f"{result.num_zero_probability} sentence(s) contain a token of probability 0 "
+                f"under {self.smoothing}: the perplexity is infinite",
+                ZeroProbabilityWarning,
+                stacklevel=2,
+            )
+        return result
+
+    def perplexity(self, corpus: Corpus, oov: OovPolicy = "unk") -> float:
+        """Shorthand for ``evaluate(corpus, oov).perplexity``."""
+        return self.evaluate(corpus, oov).perplexity
+
+    def __repr__(self) -> str:
+        return (
+            f"NGramModel(order={self.order}, smoothing={self.smoothing!r}, "
+            f"vocab_size={self.vocab_size}, ngrams={self.ngram_counts})"
+        )
+
+
+def _tokens(value: Sequence[str], what: str) -> list[str]:
+    if isinstance(value, str):
+        raise TypeError(f"{what} must be a sequence of tokens, not a str (split it first)")
+    tokens = list(value)
+    for t in tokens:
+        if not isinstance(t, str):
+            raise TypeError(f"{what} must hold str tokens, got {type(t).__name__}")
+    return tokens

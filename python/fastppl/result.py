@@ -1,0 +1,110 @@
+"""`EvaluationResult`: the totals of a scored corpus and the perplexities derived from them."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from fastppl.errors import EmptyCorpusError
+
+LN2 = math.log(2.0)
+
+
+@dataclass(frozen=True)
+class EvaluationResult:
+    """Totals of a scored corpus. Logs are natural logs.
+
+    ``perplexity = exp(-log_prob / num_tokens) = 2 ** cross_entropy_bits`` over the pooled tokens
+    of all documents (micro average); :attr:`macro_perplexity` is the mean of the per-document
+    perplexities instead, which weighs short documents as much as long ones.
+
+    Attributes:
+        log_prob: sum of ln p over the counted tokens.
+        num_tokens: counted tokens (words and one ``</s>`` per sentence with bos_eos; OOVs
+            excluded when ``oov="skip"``).
+        num_oov: out-of-vocabulary tokens met (counted or not).
+        sentence_log_probs: ln p of each sentence (counted tokens only).
+        sentence_num_tokens: counted tokens of each sentence.
+        document_log_probs: ln p of each document.
+        document_num_tokens: counted tokens of each document.
+        token_logprobs: ln p of every scored token (OOVs included), when asked for.
+        num_zero_probability: sentences holding a token of probability 0.
+    """
+
+    log_prob: float
+    num_tokens: int
+    num_oov: int
+    sentence_log_probs: np.ndarray = field(repr=False)
+    sentence_num_tokens: np.ndarray = field(repr=False)
+    document_log_probs: np.ndarray = field(repr=False)
+    document_num_tokens: np.ndarray = field(repr=False)
+    token_logprobs: np.ndarray | None = field(default=None, repr=False)
+    num_zero_probability: int = 0
+
+    @classmethod
+    def from_sentences(
+        cls, raw: dict[str, np.ndarray], document_offsets: np.ndarray, skip_oov: bool
+    ) -> EvaluationResult:
+        """Aggregates the per-sentence arrays returned by the core."""
+        oovs = raw["oovs"].astype(np.int64)
+        if skip_oov:
+            sent_lp = raw["logprob"]
+            sent_n = raw["tokens"].astype(np.int64) - oovs
+        else:
+            sent_lp = raw["logprob"] + raw["oov_logprob"]
+            sent_n = raw["tokens"].astype(np.int64)
+        num_tokens = int(sent_n.sum())
+        if num_tokens == 0:
+            raise EmptyCorpusError("nothing to score: the corpus has no (in-vocabulary) token")
+        bounds = np.asarray(document_offsets, dtype=np.int64)
+        doc_lp = np.array([sent_lp[a:b].sum() for a, b in zip(bounds[:-1], bounds[1:])])
+        doc_n = np.array([sent_n[a:b].sum() for a, b in zip(bounds[:-1], bounds[1:])], np.int64)
+        return cls(
+            log_prob=float(sent_lp.sum()),
+            num_tokens=num_tokens,
+            num_oov=int(oovs.sum()),
+            sentence_log_probs=sent_lp,
+            sentence_num_tokens=sent_n,
+            document_log_probs=doc_lp,
+            document_num_tokens=doc_n,
+            token_logprobs=raw.get("token_logprobs"),
+            num_zero_probability=int(np.isneginf(sent_lp).sum()),
+        )
+
+    @property
+    def cross_entropy(self) -> float:
+        """Cross-entropy in nats per token: ``-log_prob / num_tokens``."""
+        return -self.log_prob / self.num_tokens
+
+    @property
+    def cross_entropy_bits(self) -> float:
+        """Cross-entropy in bits per token (``perplexity == 2 ** cross_entropy_bits``)."""
+        return self.cross_entropy / LN2
+
+    @property
+    def perplexity(self) -> float:
+        """exp(cross-entropy) over all counted tokens pooled (micro average); inf if p = 0."""
+        return _exp(self.cross_entropy)
+
+    def log_prob_in(self, base: float) -> float:
+        """The total log probability in another base (2, 10, ...)."""
+        return self.log_prob / math.log(base)
+
+    @property
+    def document_perplexities(self) -> np.ndarray:
+        """Perplexity of each document (NaN for a document with no counted token)."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.exp(-self.document_log_probs / self.document_num_tokens)
+
+    @property
+    def macro_perplexity(self) -> float:
+        """Mean of the per-document perplexities (documents with no counted token left out)."""
+        per_doc = self.document_perplexities[self.document_num_tokens > 0]
+        return float(per_doc.mean())
+
+
+def _exp(x: float) -> float:
+    """exp that overflows to inf instead of raising."""
+    return math.inf if x > 709.0 else math.exp(x)

@@ -1,0 +1,35 @@
+//! The one error type of the core. The Python bindings map each variant to an exception of
+//! `fastppl.errors` (see `py/errors.rs`); nothing in the core panics on user input.
+
+use thiserror::Error;
+
+/// Everything that can go wrong in the core, with enough context to name the culprit.
+#[derive(Debug, Error)]
+pub enum Error {
+    /// A parameter is out of range or inconsistent (order, discount, smoothing name...).
+    #[error("{0}")]
+    InvalidArgument(String),
+    /// A corpus (or the part of it that is needed) holds no token.
+    #[error("{0}")]
+    EmptyCorpus(String),
+    /// A token outside the model's vocabulary was met with `oov="error"`.
+    #[error("out-of-vocabulary token {word:?} in sentence {sentence} at position {position}")]
+    OutOfVocabulary {
+        word: String,
+        sentence: usize,
+        position: usize,
+    },
+    /// A count overflowed its integer type.
+    #[error("{0}")]
+    Overflow(String),
+}
+
+/// Result alias used throughout the core.
+pub type Result<T> = std::result::Result<T, Error>;
+
+impl Error {
+    /// Shorthand for [`Error::InvalidArgument`].
+    pub fn invalid(msg: impl Into<String>) -> Self {
+        Error::InvalidArgument(msg.into())
+    }
+}

@@ -1,0 +1,237 @@
+//! A scored n-gram model in backoff form, and the scoring of token sequences with it.
+//!
+//! Every estimator compiles to the same structure (KenLM's): for each stored n-gram `(h, w)` the
+//! natural-log probability `ln p(w|h)`, and for each stored context `h` a natural-log weight.
+//! Scoring a token finds the longest stored n-gram ending at it, one order at a time, carrying
+//! along the n-grams that ended at the previous token (they are the contexts of this one).
+//!
+//! - [`Fallback::Chain`] (interpolated and backoff estimators, ARPA models):
+//!   `ln p(w|h) = ln p(w|h') + ln weight(h)` when `(h, w)` is not stored, recursively; a context
+//!   never seen has the model's `missing_weight` (0 for probability models: weight 1).
+//! - [`Fallback::Flat`] (MLE, additive): `ln p(w|h) = ln weight(h)` when `(h, w)` is not stored,
+//!   and `missing_weight` when `h` itself was never seen: these estimators never look at shorter
+//!   histories.
+
+use crate::counts::find_chain;
+use crate::table::{ShardedIndex, ShardedValues, NONE};
+use crate::vocab::{Vocab, BOS, EOS};
+
+/// What happens when the full n-gram is not stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fallback {
+    /// Back off to the shorter history, adding the context's weight.
+    Chain,
+    /// The context's weight is the probability; shorter histories are not consulted.
+    Flat,
+}
+
+/// The stored n-grams of one order >= 2.
+#[derive(Debug, Clone)]
+pub struct OrderTable {
+    /// Key = (entry of the prefix at order m-1, last word).
+    pub index: ShardedIndex,
+    /// ln p(w|h) of each n-gram.
+    pub logp: ShardedValues<f64>,
+    /// ln weight of each n-gram as a context (empty at the highest order).
+    pub weight: ShardedValues<f64>,
+    /// Raw training count of each n-gram (empty for models read from files).
+    pub counts: ShardedValues<u32>,
+}
+
+/// An n-gram language model in backoff form.
+#[derive(Debug, Clone)]
+pub struct Model {
+    /// The order N.
+    pub order: usize,
+    /// Whether sentences are scored as `<s> .. </s>`.
+    pub bos_eos: bool,
+    /// Word ids; unigrams are indexed by id.
+    pub vocab: Vocab,
+    /// ln p(w) per word id (`-inf` for `<s>`).
+    pub unigram_logp: Vec<f64>,
+    /// ln weight of each word as a one-word context.
+    pub unigram_weight: Vec<f64>,
+    /// Raw unigram counts (empty for models read from files).
+    pub unigram_counts: Vec<u32>,
+    /// Orders 2..=N at index m-2.
+    pub higher: Vec<OrderTable>,
+    /// How unstored n-grams are scored.
+    pub fallback: Fallback,
+    /// ln weight of a context that is not stored.
+    pub missing_weight: f64,
+    /// Whether the scores are probabilities (false for stupid backoff).
+    pub normalized: bool,
+    /// Name of the estimator that made the model.
+    pub smoothing: String,
+    /// Discounts per order (D1, D2, D3+), for the estimators that have them.
+    pub discounts: Vec<[f64; 3]>,
+}
+
+/// The n-grams that ended at the previous token, by length: the contexts of the next token.
+#[derive(Debug, Clone)]
+pub struct State {
+    /// `ctx[j-1]` is the entry of the j-gram ending at the previous token, or [`NONE`].
+    ctx: Vec<u32>,
+    /// Scratch for the next `ctx`.
+    next: Vec<u32>,
+    /// Number of context tokens available (at most N-1).
+    len: usize,
+}
+
+impl Model {
+    /// Size of the predictable vocabulary |V|: every id but `<s>`, and but `</s>` without
+    /// sentence markers.
+    pub fn vocab_size(&self) -> usize {
+        self.vocab.len() - 1 - usize::from(!self.bos_eos)
+    }
+
+    /// Whether `id` can be predicted.
+    pub fn predictable(&self, id: u32) -> bool {
+        id != BOS && (self.bos_eos || id != EOS)
+    }
+
+    /// The state at the start of a sentence.
+    pub fn sentence_start(&self) -> State {
+        let mut ctx = vec![NONE; self.order.saturating_sub(1)];
+        let len = if self.bos_eos && self.order > 1 {
+            ctx[0] = BOS;
+            1
+        } else {
+            0
+        };
+        State {
+            next: ctx.clone(),
+            ctx,
+            len,
+        }
+    }
+
+    /// The state after the context `ids` (oldest first); only the last N-1 tokens matter.
+    pub fn state_after(&self, ids: &[u32]) -> State {
+        let keep = ids.len().min(self.order - 1);
+        let tail = &ids[ids.len() - keep..];
+        let mut ctx = vec![NONE; self.order - 1];
+        for j in 1..=keep {
+            ctx[j - 1] = self.find(&tail[keep - j..]).unwrap_or(NONE);
+        }
+        State {
+            next: ctx.clone(),
+            ctx,
+            len: keep,
+        }
+    }
+
+    /// The entry number of the stored n-gram `ids` (its word id for one word).
+    pub fn find(&self, ids: &[u32]) -> Option<u32> {
+        if ids.len() > self.order {
+            return None;
+        }
+        find_chain(ids, self.vocab.len(), |m, prefix, w| {
+            self.higher[m - 2].index.find(prefix, w)
+        })
+    }
+
+    #[inline]
+    fn weight(&self, len: usize, entry: u32) -> f64 {
+        if entry == NONE {
+            self.missing_weight
+        } else if len == 1 {
+            self.unigram_weight[entry as usize]
+        } else {
+            self.higher[len - 2].weight.get(entry)
+        }
+    }
+
+    /// ln p(w | state) (a score for unnormalized models); advances the state past `w`.
+    #[inline]
+    pub fn score(&self, state: &mut State, w: u32) -> f64 {
+        let l = state.len;
+        let keep = self.order - 1;
+        // the longest stored n-gram ending at w, recording the ones on the way: they are the
+        // contexts of the next token
+        let mut found = 1;
+        let mut entry = w;
+        if keep > 0 {
+            state.next[0] = w;
+        }
+        for j in 2..=l + 1 {
+            let c = state.ctx[j - 2];
+            if c == NONE {
+                break;
+            }
+            match self.higher[j - 2].index.find(c, w) {
+                Some(e) => {
+                    found = j;
+                    entry = e;
+                    if j <= keep {
+                        state.next[j - 1] = e;
+                    }
+                }
+                None => break,
+            }
+        }
+        let logp_found = if found == 1 {
+            self.unigram_logp[w as usize]
+        } else {
+            self.higher[found - 2].logp.get(entry)
+        };
+        let logp = match self.fallback {
+            Fallback::Chain => {
+                let mut lp = logp_found;
+                for c_len in found..=l {
+                    lp += self.weight(c_len, state.ctx[c_len - 1]);
+                }
+                lp
+            }
+            Fallback::Flat if found == l + 1 => logp_found,
+            Fallback::Flat => self.weight(l, state.ctx[l - 1]),
+        };
+        let new_len = (l + 1).min(keep);
+        for j in found + 1..=new_len {
+            state.next[j - 1] = NONE;
+        }
+        std::mem::swap(&mut state.ctx, &mut state.next);
+        state.len = new_len;
+        logp
+    }
+
+    /// ln p of each predicted token of one sentence of model ids (`</s>` included when
+    /// `bos_eos`), passed to `emit` with the token's position in the sentence.
+    pub fn score_sentence(&self, ids: &[u32], mut emit: impl FnMut(usize, f64)) {
+        let mut state = self.sentence_start();
+        for (i, &w) in ids.iter().enumerate() {
+            emit(i, self.score(&mut state, w));
+        }
+        if self.bos_eos {
+            emit(ids.len(), self.score(&mut state, EOS));
+        }
+    }
+
+    /// The id of `word` in the model, or `<unk>`'s.
+    pub fn id(&self, word: &str) -> u32 {
+        self.vocab.id_or_unk(word)
+    }
+
+    /// Raw training count of the n-gram `ids` (0 if unseen or unknown).
+    pub fn count(&self, ids: &[u32]) -> u64 {
+        match (ids.len(), self.find(ids)) {
+            (1, Some(w)) => self.unigram_counts.get(w as usize).map_or(0, |&c| u64::from(c)),
+            (m, Some(e)) if m >= 2 => {
+                let counts = &self.higher[m - 2].counts;
+                if counts.shards().iter().all(Vec::is_empty) {
+                    0
+                } else {
+                    u64::from(counts.get(e))
+                }
+            }
+            _ => 0,
+        }
+    }
+
+    /// Number of stored n-grams of each order (unigrams: the predictable vocabulary).
+    pub fn ngram_counts(&self) -> Vec<usize> {
+        std::iter::once(self.vocab_size())
+            .chain(self.higher.iter().map(|t| t.index.len()))
+            .collect()
+    }
+}

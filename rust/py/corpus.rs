@@ -1,0 +1,152 @@
+//! `_core.Corpus`: a tokenized corpus owned by Rust.
+
+use numpy::{IntoPyArray, PyArray1};
+use pyo3::prelude::*;
+use pyo3::types::PyString;
+
+use super::errors::to_pyerr;
+use crate::corpus::{Corpus, SentenceMode};
+
+/// Documents of sentences of tokens, interned; built by `fastppl.Corpus`.
+#[pyclass(name = "Corpus", module = "fastppl._core", frozen)]
+pub struct PyCorpus {
+    pub inner: std::sync::RwLock<Corpus>,
+}
+
+impl PyCorpus {
+    /// Runs `f` on the corpus (read access).
+    pub fn with<R>(&self, f: impl FnOnce(&Corpus) -> R) -> R {
+        f(&self.inner.read().expect("corpus lock poisoned"))
+    }
+
+    fn with_mut<R>(&self, f: impl FnOnce(&mut Corpus) -> R) -> R {
+        f(&mut self.inner.write().expect("corpus lock poisoned"))
+    }
+}
+
+#[pymethods]
+impl PyCorpus {
+    #[new]
+    fn new() -> Self {
+        PyCorpus {
+            inner: std::sync::RwLock::new(Corpus::new()),
+        }
+    }
+
+    /// Appends sentences (an iterable of iterables of `str`) to the current document.
+    fn add_sentences(&self, sentences: &Bound<'_, PyAny>) -> PyResult<()> {
+        let mut tokens: Vec<Bound<'_, PyString>> = Vec::new();
+        for (i, sentence) in sentences.try_iter()?.enumerate() {
+            let sentence = sentence?;
+            if sentence.is_instance_of::<PyString>() {
+                return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                    "sentence {i} is a str; expected a sequence of token strings \
+                     (did you mean Corpus.from_text?)"
+                )));
+            }
+            tokens.clear();
+            for token in sentence.try_iter()? {
+                let token = token?;
+                let s = token.cast_into::<PyString>().map_err(|e| {
+                    pyo3::exceptions::PyTypeError::new_err(format!(
+                        "sentence {i}: tokens must be str, got {}",
+                        e.into_inner().get_type()
+                    ))
+                })?;
+                tokens.push(s);
+            }
+            let strs: Vec<&str> = tokens
+                .iter()
+                .map(|t| t.to_str())
+                .collect::<PyResult<_>>()?;
+            self.with_mut(|c| c.push_sentence(strs.iter().copied()))
+                .map_err(to_pyerr)?;
+        }
+        Ok(())
+    }
+
+    /// Splits `text` on whitespace (Python's `str.split()`) into sentences by `mode`
+    /// (`"lines"`, `"terminators"` or `"none"`) and appends them.
+    fn add_whitespace_text(&self, py: Python<'_>, text: &str, mode: &str) -> PyResult<()> {
+        let mode = SentenceMode::parse(mode).map_err(to_pyerr)?;
+        py.detach(|| self.with_mut(|c| c.push_whitespace_text(text, mode)))
+            .map_err(to_pyerr)
+    }
+
+    /// Closes the current document.
+    fn end_document(&self) {
+        self.with_mut(Corpus::end_document);
+    }
+
+    /// Closes the last document if it has sentences (or if there is no document yet).
+    fn finish(&self) {
+        self.with_mut(Corpus::finish);
+    }
+
+    #[getter]
+    fn num_tokens(&self) -> usize {
+        self.with(Corpus::num_tokens)
+    }
+
+    #[getter]
+    fn num_sentences(&self) -> usize {
+        self.with(Corpus::num_sentences)
+    }
+
+    #[getter]
+    fn num_types(&self) -> usize {
+        self.with(|c| c.vocab().len() - 3)
+    }
+
+    /// Document boundaries, in sentences (`num_documents + 1` offsets).
+    fn document_offsets<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u64>> {
+        self.with(|c| {
+            c.document_offsets()
+                .iter()
+                .map(|&x| x as u64)
+                .collect::<Vec<_>>()
+        })
+        .into_pyarray(py)
+    }
+
+    /// Sentence lengths in tokens.
+    fn sentence_lengths<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u64>> {
+        self.with(|c| {
+            c.sentence_offsets()
+                .windows(2)
+                .map(|w| (w[1] - w[0]) as u64)
+                .collect::<Vec<_>>()
+        })
+        .into_pyarray(py)
+    }
+
+    /// The tokens of sentences `start..stop` as lists of str.
+    fn sentences(&self, start: usize, stop: usize) -> Vec<Vec<String>> {
+        self.with(|c| {
+            (start.min(c.num_sentences())..stop.min(c.num_sentences()))
+                .map(|s| {
+                    c.sentence(s)
+                        .iter()
+                        .map(|&id| c.vocab().word(id).to_string())
+                        .collect()
+                })
+                .collect()
+        })
+    }
+
+    /// Occurrences of each token type, as a dict.
+    fn token_counts(&self) -> std::collections::HashMap<String, u64> {
+        self.with(|c| {
+            let mut counts = vec![0u64; c.vocab().len()];
+            for &id in c.ids() {
+                counts[id as usize] += 1;
+            }
+            c.vocab()
+                .words()
+                .zip(counts)
+                .filter(|&(_, n)| n > 0)
+                .map(|(w, n)| (w.to_string(), n))
+                .collect()
+        })
+    }
+}

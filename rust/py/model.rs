@@ -1,0 +1,178 @@
+//! `_core.NGramModel`: a fitted model; the heavy calls release the GIL.
+
+use std::sync::Arc;
+
+use numpy::{IntoPyArray, PyArray1};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use super::corpus::PyCorpus;
+use super::errors::to_pyerr;
+use crate::error::Error;
+use crate::estimate::{fit, Smoothing};
+use crate::model::Model;
+use crate::score::{score_corpus, OovPolicy};
+
+/// Parses an estimator name and its parameters (defaults: k=1, discount=0.75, alpha=0.4).
+fn parse_smoothing(
+    name: &str,
+    k: Option<f64>,
+    discount: Option<f64>,
+    alpha: Option<f64>,
+    discount_fallback: bool,
+) -> Result<Smoothing, Error> {
+    let discount = discount.unwrap_or(0.75);
+    Ok(match name {
+        "mle" => Smoothing::Mle,
+        "laplace" => Smoothing::Additive { k: 1.0 },
+        "additive" | "lidstone" => Smoothing::Additive {
+            k: k.unwrap_or(1.0),
+        },
+        "witten_bell" => Smoothing::WittenBell,
+        "absolute_discounting" => Smoothing::AbsoluteDiscounting { discount },
+        "kneser_ney" => Smoothing::KneserNey { discount },
+        "modified_kneser_ney" => Smoothing::ModifiedKneserNey { discount_fallback },
+        "stupid_backoff" => Smoothing::StupidBackoff {
+            alpha: alpha.unwrap_or(0.4),
+        },
+        other => {
+            return Err(Error::invalid(format!(
+                "unknown smoothing {other:?}; expected one of mle, additive, laplace, lidstone, \
+                 witten_bell, absolute_discounting, kneser_ney, modified_kneser_ney, stupid_backoff"
+            )))
+        }
+    })
+}
+
+/// A fitted n-gram model (see `fastppl.NGramModel`).
+#[pyclass(name = "NGramModel", module = "fastppl._core", frozen)]
+pub struct PyModel {
+    pub model: Arc<Model>,
+}
+
+#[pymethods]
+impl PyModel {
+    /// Counts `corpus` and estimates a model; releases the GIL while it works.
+    #[staticmethod]
+    #[pyo3(signature = (corpus, order, smoothing, bos_eos=true, k=None, discount=None, alpha=None, discount_fallback=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn fit(
+        py: Python<'_>,
+        corpus: &PyCorpus,
+        order: usize,
+        smoothing: &str,
+        bos_eos: bool,
+        k: Option<f64>,
+        discount: Option<f64>,
+        alpha: Option<f64>,
+        discount_fallback: bool,
+    ) -> PyResult<Self> {
+        let smoothing = parse_smoothing(smoothing, k, discount, alpha, discount_fallback)
+            .map_err(to_pyerr)?;
+        let model = py
+            .detach(|| corpus.with(|c| fit(c, order, bos_eos, smoothing)))
+            .map_err(to_pyerr)?;
+        Ok(PyModel {
+            model: Arc::new(model),
+        })
+    }
+
+    #[getter]
+    fn order(&self) -> usize {
+        self.model.order
+    }
+
+    #[getter]
+    fn vocab_size(&self) -> usize {
+        self.model.vocab_size()
+    }
+
+    #[getter]
+    fn bos_eos(&self) -> bool {
+        self.model.bos_eos
+    }
+
+    #[getter]
+    fn smoothing(&self) -> &str {
+        &self.model.smoothing
+    }
+
+    #[getter]
+    fn normalized(&self) -> bool {
+        self.model.normalized
+    }
+
+    /// Discounts (D1, D2, D3+) per order, empty for estimators without discounts.
+    #[getter]
+    fn discounts(&self) -> Vec<(f64, f64, f64)> {
+        self.model
+            .discounts
+            .iter()
+            .map(|d| (d[0], d[1], d[2]))
+            .collect()
+    }
+
+    /// Number of stored n-grams per order (order 1: the predictable vocabulary).
+    #[getter]
+    fn ngram_counts(&self) -> Vec<usize> {
+        self.model.ngram_counts()
+    }
+
+    /// The vocabulary in id order (`<unk>`, `<s>`, `</s>` first).
+    fn vocab(&self) -> Vec<String> {
+        self.model.vocab.words().map(str::to_string).collect()
+    }
+
+    /// Whether `word` is in the vocabulary.
+    fn contains(&self, word: &str) -> bool {
+        self.model.vocab.get(word).is_some()
+    }
+
+    /// ln p(word | context): only the last order-1 context words are used; unknown words are
+    /// `<unk>`.
+    fn logprob(&self, word: &str, context: Vec<String>) -> f64 {
+        let ids: Vec<u32> = context.iter().map(|w| self.model.id(w)).collect();
+        let mut state = self.model.state_after(&ids);
+        self.model.score(&mut state, self.model.id(word))
+    }
+
+    /// ln p of each predicted token of one sentence (`</s>` included when bos_eos).
+    fn logprobs<'py>(&self, py: Python<'py>, tokens: Vec<String>) -> Bound<'py, PyArray1<f64>> {
+        let ids: Vec<u32> = tokens.iter().map(|w| self.model.id(w)).collect();
+        let mut out = vec![0.0; ids.len() + usize::from(self.model.bos_eos)];
+        self.model.score_sentence(&ids, |i, x| out[i] = x);
+        out.into_pyarray(py)
+    }
+
+    /// Raw training count of an n-gram (0 if unseen).
+    fn count(&self, ngram: Vec<String>) -> u64 {
+        let ids: Option<Vec<u32>> = ngram.iter().map(|w| self.model.vocab.get(w)).collect();
+        ids.map_or(0, |ids| self.model.count(&ids))
+    }
+
+    /// Scores a corpus: per-sentence arrays `logprob`, `oov_logprob` (natural logs), `tokens`,
+    /// `oovs`, and `token_logprobs` when asked for. Releases the GIL.
+    #[pyo3(signature = (corpus, oov="unk", token_logprobs=false))]
+    fn evaluate<'py>(
+        &self,
+        py: Python<'py>,
+        corpus: &PyCorpus,
+        oov: &str,
+        token_logprobs: bool,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let policy = OovPolicy::parse(oov).map_err(to_pyerr)?;
+        let model = Arc::clone(&self.model);
+        let scores = py
+            .detach(|| corpus.with(|c| score_corpus(&model, c, policy, token_logprobs)))
+            .map_err(to_pyerr)?;
+        let out = PyDict::new(py);
+        out.set_item("logprob", scores.logprob.into_pyarray(py))?;
+        out.set_item("oov_logprob", scores.oov_logprob.into_pyarray(py))?;
+        out.set_item("tokens", scores.tokens.into_pyarray(py))?;
+        out.set_item("oovs", scores.oovs.into_pyarray(py))?;
+        if let Some(t) = scores.token_logprobs {
+            out.set_item("token_logprobs", t.into_pyarray(py))?;
+        }
+        Ok(out)
+    }
+}
