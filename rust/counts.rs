@@ -164,7 +164,9 @@ fn count_unigrams(stream: &PaddedStream, vocab_len: usize) -> Result<Vec<u32>> {
 }
 
 fn count_overflow() -> Error {
-    Error::Overflow("an n-gram occurs more than 2^32-1 times; corpus too large for 32-bit counts".into())
+    Error::Overflow(
+        "an n-gram occurs more than 2^32-1 times; corpus too large for 32-bit counts".into(),
+    )
 }
 
 /// Read access to "entry number of the n-gram ending at position p" arrays.

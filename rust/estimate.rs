@@ -179,9 +179,10 @@ pub fn estimate(
         .collect();
 
     // the counts each order is estimated from
-    let raw: Vec<ShardedValues<u32>> = std::iter::once(ShardedValues::dense(counts.unigrams.clone()))
-        .chain(counts.higher.iter().map(|o| o.counts.clone()))
-        .collect();
+    let raw: Vec<ShardedValues<u32>> =
+        std::iter::once(ShardedValues::dense(counts.unigrams.clone()))
+            .chain(counts.higher.iter().map(|o| o.counts.clone()))
+            .collect();
     let effective = if smoothing.uses_adjusted_counts() {
         adjusted_counts(&counts, &views, &raw, vocab_len)
     } else {
@@ -203,7 +204,8 @@ pub fn estimate(
                 if m == 1 && !predictable(g) {
                     continue;
                 }
-                st.get_mut(view.context(g, key)).add(effective[m - 1].get(g));
+                st.get_mut(view.context(g, key))
+                    .add(effective[m - 1].get(g));
             }
             st
         })
@@ -246,10 +248,8 @@ pub fn estimate(
                     let n = f64::from(s.distinct());
                     (c + n * lower()) / (total + n)
                 }
-                Smoothing::AbsoluteDiscounting { discount }
-                | Smoothing::KneserNey { discount } => {
-                    ((c - discount).max(0.0) + discount * f64::from(s.distinct()) * lower())
-                        / total
+                Smoothing::AbsoluteDiscounting { discount } | Smoothing::KneserNey { discount } => {
+                    ((c - discount).max(0.0) + discount * f64::from(s.distinct()) * lower()) / total
                 }
                 Smoothing::ModifiedKneserNey { .. } => {
                     let dc = match eff.get(g) {

@@ -2,10 +2,10 @@
 pub mod corpus;
 pub mod counts;
 pub mod error;
+pub mod estimate;
+pub mod model;
 mod py;
+pub mod score;
 pub mod stream;
 pub mod table;
 pub mod vocab;
-pub mod estimate;
-pub mod model;
-pub mod score;

@@ -215,7 +215,10 @@ impl Model {
     /// Raw training count of the n-gram `ids` (0 if unseen or unknown).
     pub fn count(&self, ids: &[u32]) -> u64 {
         match (ids.len(), self.find(ids)) {
-            (1, Some(w)) => self.unigram_counts.get(w as usize).map_or(0, |&c| u64::from(c)),
+            (1, Some(w)) => self
+                .unigram_counts
+                .get(w as usize)
+                .map_or(0, |&c| u64::from(c)),
             (m, Some(e)) if m >= 2 => {
                 let counts = &self.higher[m - 2].counts;
                 if counts.shards().iter().all(Vec::is_empty) {

@@ -55,10 +55,7 @@ impl PyCorpus {
                 })?;
                 tokens.push(s);
             }
-            let strs: Vec<&str> = tokens
-                .iter()
-                .map(|t| t.to_str())
-                .collect::<PyResult<_>>()?;
+            let strs: Vec<&str> = tokens.iter().map(|t| t.to_str()).collect::<PyResult<_>>()?;
             self.with_mut(|c| c.push_sentence(strs.iter().copied()))
                 .map_err(to_pyerr)?;
         }

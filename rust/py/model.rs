@@ -67,8 +67,8 @@ impl PyModel {
         alpha: Option<f64>,
         discount_fallback: bool,
     ) -> PyResult<Self> {
-        let smoothing = parse_smoothing(smoothing, k, discount, alpha, discount_fallback)
-            .map_err(to_pyerr)?;
+        let smoothing =
+            parse_smoothing(smoothing, k, discount, alpha, discount_fallback).map_err(to_pyerr)?;
         let model = py
             .detach(|| corpus.with(|c| fit(c, order, bos_eos, smoothing)))
             .map_err(to_pyerr)?;
