@@ -207,7 +207,13 @@ fn count_order<P: Positions + ?Sized>(
             let mut suffix: Vec<u32> = Vec::new();
             for s in 0..stream.num_sentences() {
                 let (start, end) = (stream.offsets[s], stream.offsets[s + 1]);
-                for p in (start + first).max(start + m - 1)..end {
+                let window = (start + first).max(start + m - 1)..end;
+                for (p, slot) in current
+                    .iter()
+                    .enumerate()
+                    .take(window.end)
+                    .skip(window.start)
+                {
                     let key = pack(previous.at(p - 1), stream.ids[p]);
                     let hash = hash_key(key);
                     if shard_of(hash) != me {
@@ -220,7 +226,7 @@ fn count_order<P: Positions + ?Sized>(
                     }
                     let c = &mut counts[local as usize];
                     *c = c.checked_add(1).ok_or_else(count_overflow)?;
-                    current[p].store((local << shift) | me as u32, Ordering::Relaxed);
+                    slot.store((local << shift) | me as u32, Ordering::Relaxed);
                 }
             }
             shard.shrink_to_fit();

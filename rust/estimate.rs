@@ -444,7 +444,7 @@ pub fn modified_kn_discounts(order: usize, n: [u64; 5], fallback: bool) -> Resul
     let mut ok = n[1] > 0 && n[2] > 0 && n[3] > 0 && n[4] > 0;
     for j in 1..=3usize {
         let dj = j as f32 - (j + 1) as f32 * y * f(j + 1) / f(j);
-        if !(dj >= 0.0 && dj <= j as f32) || !dj.is_finite() {
+        if !(dj >= 0.0 && dj <= j as f32 && dj.is_finite()) {
             ok = false;
         }
         d[j - 1] = dj;
