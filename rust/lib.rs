@@ -1,4 +1,31 @@
-//! fastppl core (design note to be written)
+//! # fastppl core
+//!
+//! Counting, smoothing and scoring of n-gram language models, usable and tested without Python;
+//! `py/` is the only place that knows about Python.
+//!
+//! ## Design
+//! - **Ids, not strings.** A [`corpus::Corpus`] interns tokens into `u32` ids once
+//!   ([`vocab::Vocab`], with `<unk>`, `<s>`, `</s>` at ids 0, 1, 2); everything after that works on
+//!   flat id arrays with sentence offsets.
+//! - **One key shape for every order.** An n-gram of order m >= 2 is keyed by the entry number
+//!   of its (m-1)-word prefix and its last word, packed in a `u64` ([`table`]). Keys are 8 bytes
+//!   whatever the order, no n-gram ever allocates, and scoring a token looks up the n-grams ending
+//!   at it one order at a time from the entries that ended at the previous token: the same walk
+//!   KenLM's `FullScore` does over its probing tables.
+//! - **Parallel without locks.** Order m is counted in one pass over the stream once order m-1 is
+//!   done ([`counts`]); each thread owns the shard of the hash space its keys fall in, so there is
+//!   neither locking nor merging. Scoring runs sentences in parallel ([`score`]).
+//! - **One model shape for every estimator.** Each estimator ([`estimate`]) compiles to backoff
+//!   form ([`model`]): ln p for every counted n-gram and a weight for every context. For the
+//!   interpolated family (Witten-Bell, absolute discounting, Kneser-Ney, modified Kneser-Ney) this
+//!   is exact (it is what an ARPA file holds); MLE and add-k use a flat fallback instead. Scoring
+//!   is then the same code for every estimator.
+//! - **Exactness.** Probabilities are stored as `f64` natural logs and summed per sentence in
+//!   `f64`; modified Kneser-Ney discounts are computed in `f32` as lmplz does, so that fitted
+//!   models reproduce KenLM's ARPA files.
+//!
+//! Errors are values ([`error::Error`]); nothing here panics on user input.
+
 pub mod corpus;
 pub mod counts;
 pub mod error;

@@ -13,5 +13,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("MAX_ORDER", crate::counts::MAX_ORDER)?;
     m.add_class::<corpus::PyCorpus>()?;
     m.add_class::<model::PyModel>()?;
+    m.add_function(wrap_pyfunction!(model::count_ngrams, m)?)?;
     Ok(())
 }

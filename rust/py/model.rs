@@ -12,6 +12,7 @@ use crate::error::Error;
 use crate::estimate::{fit, Smoothing};
 use crate::model::Model;
 use crate::score::{score_corpus, OovPolicy};
+use crate::stream::PaddedStream;
 
 /// Parses an estimator name and its parameters (defaults: k=1, discount=0.75, alpha=0.4).
 fn parse_smoothing(
@@ -42,6 +43,28 @@ fn parse_smoothing(
             )))
         }
     })
+}
+
+/// Counts the n-grams of orders 1..=`order` of `corpus` and returns how many distinct ones each
+/// order has (the counting step of `fit`, alone; used by the benchmarks).
+#[pyfunction]
+#[pyo3(signature = (corpus, order, bos_eos=true))]
+pub fn count_ngrams(
+    py: Python<'_>,
+    corpus: &PyCorpus,
+    order: usize,
+    bos_eos: bool,
+) -> PyResult<Vec<usize>> {
+    py.detach(|| {
+        corpus.with(|c| {
+            let stream = PaddedStream::new(c, bos_eos, None);
+            let counts = crate::counts::count_ngrams(&stream, order, c.vocab().len())?;
+            Ok(std::iter::once(counts.unigrams.iter().filter(|&&n| n > 0).count())
+                .chain(counts.higher.iter().map(|o| o.index.len()))
+                .collect())
+        })
+    })
+    .map_err(to_pyerr)
 }
 
 /// A fitted n-gram model (see `fastppl.NGramModel`).
