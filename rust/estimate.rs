@@ -22,7 +22,10 @@
 
 use crate::counts::NgramCounts;
 use crate::error::{Error, Result};
+use crate::counts::OrderCounts;
 use crate::model::{Fallback, Model, OrderTable};
+use crate::probing::{Entry, ProbingTable};
+use crate::table::pack;
 use crate::table::{key_prefix, key_word, ShardedIndex, ShardedValues};
 use crate::vocab::{Vocab, BOS, EOS};
 
@@ -281,7 +284,8 @@ pub fn estimate(
     let ln = |v: ShardedValues<f64>| v.map(|x| x.ln());
     let mut prob = prob.into_iter();
     let mut weight = weight.into_iter();
-    let mut unigram_logp = ln(prob.next().expect("order >= 1")).into_shards().remove(0);
+    let unigram_probs = prob.next().expect("order >= 1");
+    let mut unigram_logp = ln(unigram_probs).into_shards().remove(0);
     for (id, lp) in unigram_logp.iter_mut().enumerate() {
         if !predictable(id as u32) {
             *lp = f64::NEG_INFINITY;
@@ -291,22 +295,7 @@ pub fn estimate(
         Some(w) => ln(w).into_shards().remove(0),
         None => vec![0.0; vocab_len],
     };
-    let mut higher = Vec::with_capacity(order - 1);
-    let mut count_orders = counts.higher.into_iter();
-    for (m, p) in (2..=order).zip(prob) {
-        let oc = count_orders.next().expect("one count table per order");
-        let w = if m < order {
-            ln(weight.next().expect("weights below N"))
-        } else {
-            ShardedValues::from_shards(Vec::new(), oc.index.shift())
-        };
-        higher.push(OrderTable {
-            logp: ln(p),
-            weight: w,
-            counts: oc.counts,
-            index: oc.index,
-        });
-    }
+    let higher = freeze(counts.higher, prob, weight.collect(), ln);
     Ok(Model {
         order,
         bos_eos,
@@ -476,4 +465,42 @@ pub fn fit(
     let counts = crate::counts::count_ngrams(&stream, order, corpus.vocab().len())?;
     drop(stream);
     estimate(counts, corpus.vocab().clone(), bos_eos, smoothing)
+}
+
+/// Moves the n-grams of orders 2..=N from the sharded counting tables into probing tables with
+/// their natural-log probabilities and weights, renumbering the prefixes of each order's keys as
+/// the order below gets its slots.
+fn freeze(
+    orders: Vec<OrderCounts>,
+    prob: impl Iterator<Item = ShardedValues<f64>>,
+    weights: Vec<ShardedValues<f64>>,
+    ln: impl Fn(ShardedValues<f64>) -> ShardedValues<f64>,
+) -> Vec<OrderTable> {
+    let top = orders.len();
+    let mut weights = weights.into_iter();
+    let mut renumber: Option<ShardedValues<u32>> = None;
+    let mut out = Vec::with_capacity(top);
+    for (i, (oc, p)) in orders.into_iter().zip(prob).enumerate() {
+        let logp = ln(p);
+        let weight = (i + 1 < top).then(|| ln(weights.next().expect("weights below N")));
+        let mut table = ProbingTable::with_entries(oc.index.len());
+        let mut slots = ShardedValues::like(&oc.index, 0u32);
+        let mut counts = vec![0u32; table.capacity()];
+        for (g, key) in oc.index.iter() {
+            let prefix = match &renumber {
+                None => key_prefix(key),
+                Some(r) => r.get(key_prefix(key)),
+            };
+            let entry = Entry {
+                logp: logp.get(g),
+                weight: weight.as_ref().map_or(0.0, |w| w.get(g)),
+            };
+            let slot = table.insert(pack(prefix, key_word(key)), entry);
+            *slots.get_mut(g) = slot;
+            counts[slot as usize] = oc.counts.get(g);
+        }
+        renumber = Some(slots);
+        out.push(OrderTable { table, counts });
+    }
+    out
 }

@@ -31,6 +31,7 @@ pub mod counts;
 pub mod error;
 pub mod estimate;
 pub mod model;
+pub mod probing;
 mod py;
 pub mod score;
 pub mod stream;

@@ -13,7 +13,8 @@
 //!   histories.
 
 use crate::counts::find_chain;
-use crate::table::{ShardedIndex, ShardedValues, NONE};
+use crate::probing::ProbingTable;
+use crate::table::{pack, NONE};
 use crate::vocab::{Vocab, BOS, EOS};
 
 /// What happens when the full n-gram is not stored.
@@ -28,14 +29,11 @@ pub enum Fallback {
 /// The stored n-grams of one order >= 2.
 #[derive(Debug, Clone)]
 pub struct OrderTable {
-    /// Key = (entry of the prefix at order m-1, last word).
-    pub index: ShardedIndex,
-    /// ln p(w|h) of each n-gram.
-    pub logp: ShardedValues<f64>,
-    /// ln weight of each n-gram as a context (empty at the highest order).
-    pub weight: ShardedValues<f64>,
-    /// Raw training count of each n-gram (empty for models read from files).
-    pub counts: ShardedValues<u32>,
+    /// Key = (entry of the prefix at order m-1, last word) -> ln p and ln weight; an n-gram's
+    /// entry number is its slot.
+    pub table: ProbingTable,
+    /// Raw training count of each n-gram, by slot (empty for models read from files).
+    pub counts: Vec<u32>,
 }
 
 /// An n-gram language model in backoff form.
@@ -127,7 +125,7 @@ impl Model {
             return None;
         }
         find_chain(ids, self.vocab.len(), |m, prefix, w| {
-            self.higher[m - 2].index.find(prefix, w)
+            self.higher[m - 2].table.find(pack(prefix, w))
         })
     }
 
@@ -138,7 +136,7 @@ impl Model {
         } else if len == 1 {
             self.unigram_weight[entry as usize]
         } else {
-            self.higher[len - 2].weight.get(entry)
+            self.higher[len - 2].table.entry(entry).weight
         }
     }
 
@@ -159,7 +157,7 @@ impl Model {
             if c == NONE {
                 break;
             }
-            match self.higher[j - 2].index.find(c, w) {
+            match self.higher[j - 2].table.find(pack(c, w)) {
                 Some(e) => {
                     found = j;
                     entry = e;
@@ -173,7 +171,7 @@ impl Model {
         let logp_found = if found == 1 {
             self.unigram_logp[w as usize]
         } else {
-            self.higher[found - 2].logp.get(entry)
+            self.higher[found - 2].table.entry(entry).logp
         };
         let logp = match self.fallback {
             Fallback::Chain => {
@@ -219,14 +217,10 @@ impl Model {
                 .unigram_counts
                 .get(w as usize)
                 .map_or(0, |&c| u64::from(c)),
-            (m, Some(e)) if m >= 2 => {
-                let counts = &self.higher[m - 2].counts;
-                if counts.shards().iter().all(Vec::is_empty) {
-                    0
-                } else {
-                    u64::from(counts.get(e))
-                }
-            }
+            (m, Some(e)) if m >= 2 => self.higher[m - 2]
+                .counts
+                .get(e as usize)
+                .map_or(0, |&c| u64::from(c)),
             _ => 0,
         }
     }
@@ -234,7 +228,7 @@ impl Model {
     /// Number of stored n-grams of each order (unigrams: the predictable vocabulary).
     pub fn ngram_counts(&self) -> Vec<usize> {
         std::iter::once(self.vocab_size())
-            .chain(self.higher.iter().map(|t| t.index.len()))
+            .chain(self.higher.iter().map(|t| t.table.len()))
             .collect()
     }
 }

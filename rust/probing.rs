@@ -1,0 +1,159 @@
+//! The frozen lookup structure of a model: an open-addressing table with linear probing whose
+//! slots hold the key and its values inline, as KenLM's probing tables do, so that a lookup
+//! usually costs one cache miss. Built once from the sharded tables used while counting; a
+//! slot's position is the entry number of its n-gram.
+
+use crate::table::hash_key;
+
+/// Marks an empty slot (no valid key has `u32::MAX` as its prefix).
+const EMPTY: u64 = u64::MAX;
+
+/// Slots per entry: KenLM's default probing multiplier.
+const SPACE_MULTIPLIER: f64 = 1.5;
+
+/// What a model stores for each n-gram (natural logs).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[repr(C)]
+pub struct Entry {
+    /// ln p(w | h).
+    pub logp: f64,
+    /// ln weight of the n-gram as a context (0 at the highest order).
+    pub weight: f64,
+}
+
+#[derive(Debug, Clone, Copy)]
+#[repr(C)]
+struct Slot {
+    key: u64,
+    entry: Entry,
+}
+
+/// A fixed-capacity probing hash table from packed n-gram keys to [`Entry`].
+#[derive(Debug, Clone)]
+pub struct ProbingTable {
+    slots: Vec<Slot>,
+    len: usize,
+}
+
+impl ProbingTable {
+    /// A table for `n` entries.
+    pub fn with_entries(n: usize) -> Self {
+        let capacity = ((n as f64 * SPACE_MULTIPLIER) as usize).max(n + 1);
+        ProbingTable {
+            slots: vec![
+                Slot {
+                    key: EMPTY,
+                    entry: Entry::default()
+                };
+                capacity
+            ],
+            len: 0,
+        }
+    }
+
+    #[inline]
+    fn home(&self, key: u64) -> usize {
+        // multiply-shift range reduction: uniform over any capacity
+        ((u128::from(hash_key(key)) * self.slots.len() as u128) >> 64) as usize
+    }
+
+    /// Inserts a key that is not in the table yet; returns its slot.
+    pub fn insert(&mut self, key: u64, entry: Entry) -> u32 {
+        assert!(self.len < self.slots.len(), "probing table sized too small");
+        debug_assert!(key != EMPTY);
+        let mut i = self.home(key);
+        while self.slots[i].key != EMPTY {
+            i += 1;
+            if i == self.slots.len() {
+                i = 0;
+            }
+        }
+        self.slots[i] = Slot { key, entry };
+        self.len += 1;
+        i as u32
+    }
+
+    /// The slot of `key`, if present.
+    #[inline]
+    pub fn find(&self, key: u64) -> Option<u32> {
+        let mut i = self.home(key);
+        loop {
+            let k = self.slots[i].key;
+            if k == key {
+                return Some(i as u32);
+            }
+            if k == EMPTY {
+                return None;
+            }
+            i += 1;
+            if i == self.slots.len() {
+                i = 0;
+            }
+        }
+    }
+
+    /// The entry in slot `slot`.
+    #[inline]
+    pub fn entry(&self, slot: u32) -> &Entry {
+        &self.slots[slot as usize].entry
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when the table holds no entry.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Number of slots (entry numbers range over `0..capacity()`).
+    pub fn capacity(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Iterates `(slot, key, entry)` over the occupied slots.
+    pub fn iter(&self) -> impl Iterator<Item = (u32, u64, &Entry)> + '_ {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.key != EMPTY)
+            .map(|(i, s)| (i as u32, s.key, &s.entry))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::table::pack;
+
+    #[test]
+    fn insert_find_iterate() {
+        let mut t = ProbingTable::with_entries(500);
+        let mut slots = Vec::new();
+        for i in 0..500u32 {
+            let e = Entry {
+                logp: -f64::from(i),
+                weight: 0.5,
+            };
+            slots.push(t.insert(pack(i, i ^ 77), e));
+        }
+        assert_eq!(t.len(), 500);
+        for i in 0..500u32 {
+            let s = t.find(pack(i, i ^ 77)).unwrap();
+            assert_eq!(s, slots[i as usize]);
+            assert_eq!(t.entry(s).logp, -f64::from(i));
+            assert_eq!(t.find(pack(i, i ^ 78)), None);
+        }
+        assert_eq!(t.iter().count(), 500);
+        assert!(t.capacity() >= 750);
+    }
+
+    #[test]
+    fn a_table_for_zero_entries_answers_none() {
+        let t = ProbingTable::with_entries(0);
+        assert_eq!(t.find(pack(1, 2)), None);
+        assert!(t.is_empty());
+    }
+}
