@@ -430,7 +430,7 @@ pub fn modified_kn_discounts(order: usize, n: [u64; 5], fallback: bool) -> Resul
     let f = |i: usize| n[i] as f32;
     let y = f(1) / (f(1) + 2.0 * f(2));
     let mut d = [0.0f32; 3];
-    let mut ok = n[1] > 0 && n[2] > 0 && n[3] > 0 && n[4] > 0;
+    let mut ok = true;
     for j in 1..=3usize {
         let dj = j as f32 - (j + 1) as f32 * y * f(j + 1) / f(j);
         if !(dj >= 0.0 && dj <= j as f32 && dj.is_finite()) {
