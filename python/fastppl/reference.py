@@ -580,7 +580,9 @@ class ReferenceModel:
         ``<s>``). ``oov="unk"``: an OOV is scored as ``<unk>`` and counted; ``"skip"``: its
         probability and the token are left out, but ``<unk>`` stays in the history of the next
         tokens (KenLM's "excluding OOVs"); ``"error"``: raise KeyError naming the word and where.
-        num_oov counts the OOV tokens in both "unk" and "skip" modes.
+        num_oov counts the OOV tokens in both "unk" and "skip" modes. The natural-log
+        probabilities are summed exactly (``math.fsum``, correctly rounded): a plain float64 sum
+        over 630k tokens drifts by ~5e-12 relative in the perplexity.
 
         >>> m = ReferenceModel([["a", "b"]], order=2, smoothing="laplace")
         >>> m.evaluate([["a", "z"]], oov="skip")[1:]
@@ -592,7 +594,7 @@ class ReferenceModel:
             raise ValueError(
                 "stupid_backoff gives a score, not a probability: pass allow_unnormalized=True"
             )
-        log_prob = 0.0
+        log_probs: list[float] = []  # summed exactly (math.fsum) at the end
         num_tokens = 0
         num_oov = 0
         first = 1 if self.bos_eos else 0
@@ -617,11 +619,11 @@ class ReferenceModel:
                         continue
                 context = mapped[max(0, i - self.order + 1) : i]
                 p = self._prob(mapped[i], context)
-                log_prob += math.log(p) if p > 0 else -math.inf
+                log_probs.append(math.log(p) if p > 0 else -math.inf)
                 num_tokens += 1
         if num_tokens == 0 and num_oov == 0:
             raise EmptyCorpusError("the evaluation corpus holds no token")
-        return log_prob, num_tokens, num_oov
+        return math.fsum(log_probs), num_tokens, num_oov
 
     def perplexity(self, sentences: Iterable[Sequence[str]], oov: str = "unk") -> float:
         """exp(-log_prob / num_tokens) of :meth:`evaluate`; ``inf`` (with a warning) when some
