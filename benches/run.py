@@ -106,7 +106,7 @@ def case_count_score3(impl: str, corpus: str) -> dict:
 
         def job():
             m = reference.ReferenceModel(sentences, order=3, smoothing="mle")
-            return reference.perplexity(m, sentences)
+            return m.perplexity(sentences)
 
     seconds, ppl = _timed(job)
     return {"seconds": seconds, "tokens": c.num_tokens, "perplexity": ppl}
@@ -149,8 +149,10 @@ def case_score3(corpus: str) -> dict:
     """Scoring throughput of a fitted modified Kneser-Ney trigram model."""
     import fastppl
 
-    c = _gutenberg_corpus() if corpus == "gutenberg" else fastppl.Corpus.from_sentences(
-        _machado_sentences()
+    c = (
+        _gutenberg_corpus()
+        if corpus == "gutenberg"
+        else fastppl.Corpus.from_sentences(_machado_sentences())
     )
     m = fastppl.NGramModel.fit(c, order=3, smoothing="modified_kneser_ney")
     seconds, result = _timed(lambda: m.evaluate(c))
@@ -206,10 +208,7 @@ def measure(name: str, repeats: int, **kwargs) -> dict:
         if proc.returncode != 0:
             raise RuntimeError(f"case {name} {kwargs} failed:\n{proc.stderr}")
         runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
-    median = {
-        key: statistics.median(r[key] for r in runs)
-        for key in ("seconds", "peak_rss_mb")
-    }
+    median = {key: statistics.median(r[key] for r in runs) for key in ("seconds", "peak_rss_mb")}
     result = {**runs[0], **median, "runs": len(runs), "name": name, "kwargs": kwargs}
     result["tokens_per_second"] = result["tokens"] / result["seconds"]
     label = " ".join(f"{k}={v}" for k, v in kwargs.items())
@@ -230,7 +229,9 @@ def ratio(fast: dict, slow: dict, target: float, what: str) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--quick", action="store_true", help="Machado only, one repeat")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--json", type=Path, help="write all measurements here")
@@ -268,10 +269,14 @@ def main() -> None:
         fast = measure("count3", reps, impl="fastppl", corpus="gutenberg")
         ref = measure("count3", 1, impl="reference", corpus="gutenberg")
         results += [fast, ref]
-        ratios.append(ratio(fast, ref, 100, "counting orders 1-3 vs reference (reference: shard 0)"))
+        ratios.append(
+            ratio(fast, ref, 100, "counting orders 1-3 vs reference (reference: shard 0)")
+        )
         score = measure("score3", reps, corpus="gutenberg")
         results.append(score)
-        print(f"  => trigram scoring: {score['tokens_per_second'] / 1e6:.1f} M tokens/s (target >= 20)")
+        print(
+            f"  => trigram scoring: {score['tokens_per_second'] / 1e6:.1f} M tokens/s (target >= 20)"
+        )
         count5 = measure("count5_gutenberg", reps)
         results.append(count5)
         print(

@@ -266,4 +266,6 @@ class Corpus:
 def _bad_option(name: str, value: object, allowed: tuple[str, ...]) -> None:
     from fastppl.errors import InvalidArgumentError
 
-    raise InvalidArgumentError(f"{name} must be one of {', '.join(map(repr, allowed))}; got {value!r}")
+    raise InvalidArgumentError(
+        f"{name} must be one of {', '.join(map(repr, allowed))}; got {value!r}"
+    )

@@ -114,7 +114,9 @@ class NGramModel:
                 f"{smoothing} does not take {', '.join(sorted(unexpected))} (parameters: {allowed})"
             )
         if order < 1 or order > _core.MAX_ORDER:
-            raise InvalidArgumentError(f"order must be between 1 and {_core.MAX_ORDER}, got {order}")
+            raise InvalidArgumentError(
+                f"order must be between 1 and {_core.MAX_ORDER}, got {order}"
+            )
         numbers = {k: params[k] for k in ("k", "discount", "alpha") if k in params}
         for name, value in numbers.items():
             if isinstance(value, bool) or not isinstance(value, (int, float)):

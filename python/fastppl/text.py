@@ -6,8 +6,13 @@ import os
 from collections.abc import Sequence
 
 
-def read_text(path: str | os.PathLike[str], encoding: str = "utf-8", errors: str = "strict",
-              skip_line_prefixes: Sequence[str] = (), lowercase: bool = False) -> str:
+def read_text(
+    path: str | os.PathLike[str],
+    encoding: str = "utf-8",
+    errors: str = "strict",
+    skip_line_prefixes: Sequence[str] = (),
+    lowercase: bool = False,
+) -> str:
     with open(path, encoding=encoding, errors=errors) as f:
         text = f.read()
     if skip_line_prefixes:
@@ -18,6 +23,7 @@ def read_text(path: str | os.PathLike[str], encoding: str = "utf-8", errors: str
 
 def split_sentences_nltk(text: str, sentences: str, language: str) -> list[list[str]]:
     import nltk
+
     toks = nltk.word_tokenize(text, language=language)
     out, cur = [], []
     for t in toks:
@@ -31,4 +37,5 @@ def split_sentences_nltk(text: str, sentences: str, language: str) -> list[list[
 
 def split_sentences_punkt_whitespace(text: str, language: str) -> list[list[str]]:
     import nltk
+
     return [s.split() for s in nltk.sent_tokenize(text, language=language)]
