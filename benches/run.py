@@ -4,7 +4,7 @@ Every case runs in a fresh subprocess so that its peak memory (``ru_maxrss``) is
 is repeated; the report gives medians and the ratios against the baseline measured in the same
 run. Tokenization is timed apart from counting and scoring.
 
-    python benches/run.py                  # everything (Machado + the >= 50 M-token Gutenberg corpus)
+    python benches/run.py                  # everything (Machado + >= 50 M Gutenberg tokens)
     python benches/run.py --quick          # Machado only, fewer repeats
     python benches/run.py --json out.json  # also write the raw measurements
 
@@ -280,8 +280,9 @@ def main() -> None:
         count5 = measure("count5_gutenberg", reps)
         results.append(count5)
         print(
-            f"  => 5-gram counting of {count5['tokens'] / 1e6:.1f} M tokens: {count5['seconds']:.1f} s "
-            f"(target < 30), {count5['peak_rss_mb'] / 1024:.2f} GB peak incl. the corpus (target < 4)"
+            f"  => 5-gram counting of {count5['tokens'] / 1e6:.1f} M tokens: "
+            f"{count5['seconds']:.1f} s (target < 30), "
+            f"{count5['peak_rss_mb'] / 1024:.2f} GB peak incl. the corpus (target < 4)"
         )
     if args.json:
         args.json.write_text(json.dumps({"results": results, "ratios": ratios}, indent=2))

@@ -1,9 +1,31 @@
-"""fastppl: exact and fast perplexity."""
+"""fastppl: exact and fast perplexity.
 
+An n-gram language-model toolkit with a Rust core (counting, smoothing, scoring; GIL released,
+all cores) and a thin Python layer (NLTK tokenization, sentence splitting, the public API).
+Log-probabilities are natural logs unless a ``base`` is asked for.
+
+>>> import fastppl
+>>> corpus = fastppl.Corpus.from_sentences([["a", "b"], ["a", "c"]])
+>>> model = fastppl.NGramModel.fit(corpus, order=2, smoothing="laplace")
+>>> round(model.evaluate(corpus).perplexity, 4)
+2.8284
+"""
+
+from fastppl import datasets, errors, reference
 from fastppl._core import MAX_ORDER, __version__
 from fastppl.corpus import Corpus
 from fastppl.errors import FastpplError
 from fastppl.model import NGramModel
 from fastppl.result import EvaluationResult
 
-__all__ = ["MAX_ORDER", "Corpus", "EvaluationResult", "FastpplError", "NGramModel", "__version__"]
+__all__ = [
+    "MAX_ORDER",
+    "Corpus",
+    "EvaluationResult",
+    "FastpplError",
+    "NGramModel",
+    "__version__",
+    "datasets",
+    "errors",
+    "reference",
+]

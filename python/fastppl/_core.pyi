@@ -1,8 +1,9 @@
 """Type stubs of the compiled core (``fastppl._core``); checked against it by stubtest."""
 
+from collections.abc import Iterable, Sequence
+
 import numpy as np
 import numpy.typing as npt
-from collections.abc import Iterable, Sequence
 
 __version__: str
 MAX_ORDER: int

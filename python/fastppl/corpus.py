@@ -9,12 +9,11 @@ from typing import Literal
 import numpy as np
 
 from fastppl import _core
-from fastppl.text import read_text, split_sentences_nltk, split_sentences_punkt_whitespace
+from fastppl.errors import InvalidArgumentError
+from fastppl.text import SENTENCE_MODES, TOKENIZERS, clean_text, read_text, tokenize_text
 
 Tokenizer = Literal["nltk", "whitespace"]
 SentenceMode = Literal["terminators", "punkt", "lines", "none"]
-
-_WHITESPACE_MODES = ("terminators", "lines", "none")
 
 
 class Corpus:
@@ -181,26 +180,17 @@ class Corpus:
     ) -> None:
         if not isinstance(text, str):
             raise TypeError(f"text must be str, got {type(text).__name__}")
-        if skip_line_prefixes:
-            prefixes = tuple(skip_line_prefixes)
-            text = "".join(
-                line for line in text.splitlines(keepends=True) if not line.startswith(prefixes)
+        if tokenizer not in TOKENIZERS:
+            raise InvalidArgumentError(f"tokenizer must be one of {TOKENIZERS}, got {tokenizer!r}")
+        if sentences not in SENTENCE_MODES:
+            raise InvalidArgumentError(
+                f"sentences must be one of {SENTENCE_MODES}, got {sentences!r}"
             )
-        if lowercase:
-            text = text.lower()
-        if tokenizer == "whitespace":
-            if sentences in _WHITESPACE_MODES:
-                self._inner.add_whitespace_text(text, sentences)
-            elif sentences == "punkt":
-                self._inner.add_sentences(split_sentences_punkt_whitespace(text, language))
-            else:
-                _bad_option("sentences", sentences, ("terminators", "punkt", "lines", "none"))
-        elif tokenizer == "nltk":
-            if sentences not in ("terminators", "punkt", "lines", "none"):
-                _bad_option("sentences", sentences, ("terminators", "punkt", "lines", "none"))
-            self._inner.add_sentences(split_sentences_nltk(text, sentences, language))
+        text = clean_text(text, skip_line_prefixes, lowercase)
+        if tokenizer == "whitespace" and sentences != "punkt":
+            self._inner.add_whitespace_text(text, sentences)  # split in Rust
         else:
-            _bad_option("tokenizer", tokenizer, ("nltk", "whitespace"))
+            self._inner.add_sentences(tokenize_text(text, tokenizer, sentences, language))
 
     # ---- inspection ---------------------------------------------------------------------
     def __len__(self) -> int:
@@ -261,11 +251,3 @@ class Corpus:
             f"Corpus({self.num_documents} documents, {self.num_sentences} sentences, "
             f"{self.num_tokens} tokens)"
         )
-
-
-def _bad_option(name: str, value: object, allowed: tuple[str, ...]) -> None:
-    from fastppl.errors import InvalidArgumentError
-
-    raise InvalidArgumentError(
-        f"{name} must be one of {', '.join(map(repr, allowed))}; got {value!r}"
-    )

@@ -1,4 +1,11 @@
-"""Exceptions and warnings raised by fastppl (placeholder; full hierarchy pending)."""
+"""Exceptions and warnings raised by fastppl.
+
+Every exception derives from :class:`FastpplError`, and also from the builtin exception whose
+meaning fits (``ValueError``, ``KeyError``, ``FileNotFoundError``), so ``except ValueError`` code
+keeps working. The Rust core raises these same classes.
+"""
+
+from __future__ import annotations
 
 
 class FastpplError(Exception):
@@ -6,15 +13,41 @@ class FastpplError(Exception):
 
 
 class InvalidArgumentError(FastpplError, ValueError):
-    """A parameter is out of range or inconsistent."""
+    """A parameter is out of range or inconsistent (order, smoothing, discount, option name)."""
 
 
 class EmptyCorpusError(FastpplError, ValueError):
-    """A corpus holds no token where tokens are needed."""
+    """A corpus holds no token where tokens are needed (fitting, evaluating)."""
+
+
+class CorpusDecodeError(FastpplError, ValueError):
+    """A text file is not valid in its encoding (``errors="strict"``).
+
+    Attributes:
+        path: the file.
+        byte_offset: offset of the first invalid byte in the (decompressed) file.
+        line: 1-based line of that byte.
+    """
+
+    def __init__(self, message: str, path: str, byte_offset: int, line: int) -> None:
+        super().__init__(message)
+        self.path = path
+        self.byte_offset = byte_offset
+        self.line = line
+
+
+class CorpusFileNotFoundError(FastpplError, FileNotFoundError):
+    """A corpus file does not exist."""
 
 
 class OutOfVocabularyError(FastpplError, KeyError):
-    """A token outside the model's vocabulary was met with ``oov="error"``."""
+    """A token outside the model's vocabulary was met with ``oov="error"``.
+
+    Attributes:
+        word: the token.
+        sentence_index: 0-based index of its sentence in the corpus.
+        position: 0-based position of the token in its sentence.
+    """
 
     def __init__(self, message: str, word: str, sentence_index: int, position: int) -> None:
         super().__init__(message)
@@ -22,12 +55,12 @@ class OutOfVocabularyError(FastpplError, KeyError):
         self.sentence_index = sentence_index
         self.position = position
 
-    def __str__(self) -> str:
+    def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0])
 
 
 class NotNormalizedError(FastpplError, ValueError):
-    """A model whose scores are not probabilities was asked for a perplexity."""
+    """A model whose scores are not probabilities (stupid backoff) was asked for a perplexity."""
 
 
 class FastpplWarning(UserWarning):
@@ -35,4 +68,8 @@ class FastpplWarning(UserWarning):
 
 
 class ZeroProbabilityWarning(FastpplWarning):
-    """A token got probability 0, so the perplexity is infinite."""
+    """A token got probability 0 (e.g. an unseen word under MLE): the perplexity is infinite."""
+
+
+class PunktMissingWarning(FastpplWarning):
+    """NLTK's Punkt sentence models are not installed; a documented fallback is used."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, field
 
@@ -59,8 +60,8 @@ class EvaluationResult:
         if num_tokens == 0:
             raise EmptyCorpusError("nothing to score: the corpus has no (in-vocabulary) token")
         bounds = np.asarray(document_offsets, dtype=np.int64)
-        doc_lp = np.array([sent_lp[a:b].sum() for a, b in zip(bounds[:-1], bounds[1:])])
-        doc_n = np.array([sent_n[a:b].sum() for a, b in zip(bounds[:-1], bounds[1:])], np.int64)
+        doc_lp = np.array([sent_lp[a:b].sum() for a, b in itertools.pairwise(bounds)])
+        doc_n = np.array([sent_n[a:b].sum() for a, b in itertools.pairwise(bounds)], np.int64)
         return cls(
             log_prob=float(sent_lp.sum()),
             num_tokens=num_tokens,
