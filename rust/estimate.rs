@@ -21,8 +21,8 @@
 //! every context, which is exact: for an uncounted w, alpha is 0.
 
 use crate::counts::NgramCounts;
-use crate::error::{Error, Result};
 use crate::counts::OrderCounts;
+use crate::error::{Error, Result};
 use crate::model::{Fallback, Model, OrderTable};
 use crate::probing::{Entry, ProbingTable};
 use crate::table::pack;
