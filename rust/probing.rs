@@ -98,6 +98,12 @@ impl ProbingTable {
         &self.slots[slot as usize].entry
     }
 
+    /// The key in slot `slot` (an occupied slot).
+    #[inline]
+    pub fn key(&self, slot: u32) -> u64 {
+        self.slots[slot as usize].key
+    }
+
     /// Number of entries.
     pub fn len(&self) -> usize {
         self.len

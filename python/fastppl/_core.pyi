@@ -1,13 +1,17 @@
 """Type stubs of the compiled core (``fastppl._core``); checked against it by stubtest."""
 
 from collections.abc import Iterable, Sequence
+from typing import final
 
 import numpy as np
 import numpy.typing as npt
 
+__all__ = ["MAX_ORDER", "Corpus", "NGramModel", "__version__", "count_ngrams"]
+
 __version__: str
 MAX_ORDER: int
 
+@final
 class Corpus:
     def __new__(cls) -> Corpus: ...
     def add_sentences(self, sentences: Iterable[Iterable[str]]) -> None: ...
@@ -27,6 +31,7 @@ class Corpus:
 
 def count_ngrams(corpus: Corpus, order: int, bos_eos: bool = True) -> list[int]: ...
 
+@final
 class NGramModel:
     @staticmethod
     def fit(
