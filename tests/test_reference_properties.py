@@ -40,7 +40,7 @@ def test_probabilities_sum_to_one(sentences, order, smoothing, bos_eos, contexts
     m = make_model(sentences, order, smoothing, bos_eos, k=k, discount=discount)
     for context in contexts:
         total = math.fsum(m.prob(w, context) for w in m.vocab)
-        clipped = tuple(context)[len(context) - (order - 1) :] if order > 1 else ()
+        clipped = tuple(context)[max(0, len(context) - (order - 1)) :] if order > 1 else ()
         clipped = tuple(t if t in m.vocab or t == ref.BOS else ref.UNK for t in clipped)
         seen = any(g[:-1] == clipped for g in m.counts[len(clipped)])
         if smoothing == "mle" and not seen:
