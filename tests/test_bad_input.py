@@ -373,10 +373,12 @@ def test_infinite_base_is_refused(mle):
 
 @pytest.mark.xfail(
     strict=True,
-    reason="BUG: EvaluationResult.log_prob_in does not validate its base: log_prob_in(1) raises "
-    "ZeroDivisionError (log_prob_in(-2) returns a NaN), not InvalidArgumentError",
+    reason="BUG: EvaluationResult.log_prob_in does not validate its base as base= does elsewhere: "
+    "log_prob_in(1) raises ZeroDivisionError, log_prob_in(-2) a bare ValueError('math domain "
+    "error'), log_prob_in(0.5) returns a positive 'log probability'",
 )
 def test_log_prob_in_validates_base(mle, corpus):
     r = NGramModel.fit(corpus, order=2, smoothing="laplace").evaluate(corpus)
-    with pytest.raises(InvalidArgumentError):
-        r.log_prob_in(1)
+    for base in (1, -2, 0.5):
+        with pytest.raises(InvalidArgumentError):
+            r.log_prob_in(base)

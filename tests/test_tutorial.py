@@ -144,3 +144,21 @@ def test_raw_corpus_through_nltk(shared_dir):
     bi = NGramModel.fit(corpus, order=2, smoothing="mle", bos_eos=False)
     assert bi.count(["o", "dia"]) == 62 and bi.count(["a", "mulher"]) == 139
     assert bi.perplexity(corpus) == pytest.approx(74.00051433152129, rel=1e-12)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: text.split_sentences_nltk ignores `sentences`: with tokenizer='nltk', 'lines' and "
+    "'none' (and 'punkt') all split on terminators",
+)
+@pytest.mark.parametrize(
+    ("mode", "expected"),
+    [
+        ("lines", [["Hello", "there", ".", "How", "are", "you"], ["fine", "thanks"]]),
+        ("none", [["Hello", "there", ".", "How", "are", "you", "fine", "thanks"]]),
+    ],
+)
+def test_nltk_tokenizer_honours_sentence_mode(mode, expected):
+    pytest.importorskip("nltk")
+    text = "Hello there. How are you\nfine thanks"
+    assert list(Corpus.from_text(text, tokenizer="nltk", sentences=mode)) == expected
