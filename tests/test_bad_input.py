@@ -1,0 +1,384 @@
+"""Bad input: every mistake is refused with a precise exception, nothing is silently NaN.
+
+Value errors are ``fastppl.errors`` classes (``FastpplError`` plus the matching builtin base);
+wrong types are ``TypeError``. Invalid UTF-8 and missing files are tested elsewhere.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from fastppl import Corpus, NGramModel
+from fastppl.errors import (
+    EmptyCorpusError,
+    FastpplError,
+    FastpplWarning,
+    InvalidArgumentError,
+    NotNormalizedError,
+    OutOfVocabularyError,
+    ZeroProbabilityWarning,
+)
+
+SMOOTHINGS = [
+    "mle",
+    "additive",
+    "laplace",
+    "lidstone",
+    "witten_bell",
+    "absolute_discounting",
+    "kneser_ney",
+    "modified_kneser_ney",
+    "stupid_backoff",
+]
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return Corpus.from_sentences([["a", "b"], ["b", "c"]])
+
+
+@pytest.fixture(scope="module")
+def mle(corpus):
+    return NGramModel.fit(corpus, order=2, smoothing="mle")
+
+
+def test_hierarchy():
+    for cls in (InvalidArgumentError, EmptyCorpusError, NotNormalizedError):
+        assert issubclass(cls, FastpplError) and issubclass(cls, ValueError)
+    assert issubclass(OutOfVocabularyError, FastpplError) and issubclass(
+        OutOfVocabularyError, KeyError
+    )
+    assert issubclass(ZeroProbabilityWarning, FastpplWarning)
+    assert issubclass(FastpplWarning, UserWarning)
+
+
+# ---- empty corpora ----------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: Corpus.from_sentences([]),
+        lambda: Corpus.from_sentences([[], [], []]),
+        lambda: Corpus.from_documents([]),
+        lambda: Corpus.from_documents([[], [[]]]),
+        lambda: Corpus.from_text(" \n\t\n", tokenizer="whitespace", sentences="lines"),
+        lambda: Corpus.from_text("", tokenizer="whitespace"),
+    ],
+    ids=["no-sentence", "empty-sentences", "no-document", "empty-documents", "blank-text", "empty"],
+)
+@pytest.mark.parametrize("smoothing", SMOOTHINGS)
+def test_empty_corpus_fit(make, smoothing):
+    empty = make()
+    assert empty.num_tokens == 0 and len(empty) == 0
+    params = {"discount_fallback": True} if smoothing == "modified_kneser_ney" else {}
+    with pytest.raises(EmptyCorpusError, match="no token"):
+        NGramModel.fit(empty, order=2, smoothing=smoothing, **params)
+
+
+@pytest.mark.parametrize("oov", ["unk", "skip", "error"])
+def test_empty_corpus_evaluate(mle, oov):
+    for empty in (
+        Corpus.from_sentences([]),
+        Corpus.from_sentences([[]]),
+        Corpus.from_documents([]),
+    ):
+        with pytest.raises(EmptyCorpusError):
+            mle.evaluate(empty, oov=oov)
+        with pytest.raises(EmptyCorpusError):
+            mle.perplexity(empty, oov=oov)
+
+
+def test_only_oov_tokens_skipped_is_empty(mle):
+    with pytest.raises(EmptyCorpusError, match="in-vocabulary"):
+        # without sentence markers nothing is left once the OOVs are skipped (with them, </s>)
+        NGramModel.fit(
+            Corpus.from_sentences([["a"]]), order=1, smoothing="laplace", bos_eos=False
+        ).evaluate(Corpus.from_sentences([["x", "y"]]), oov="skip")
+
+
+def test_empty_sentences_are_dropped(corpus):
+    c = Corpus.from_sentences([[], ["a", "b"], [], ["b", "c"], []])
+    assert len(c) == 2 and c.num_tokens == 4
+    m1 = NGramModel.fit(c, order=2, smoothing="laplace")
+    m2 = NGramModel.fit(corpus, order=2, smoothing="laplace")
+    assert m1.ngram_counts == m2.ngram_counts
+    assert m1.evaluate(c).log_prob == m2.evaluate(corpus).log_prob
+
+
+# ---- order, estimator, parameters ------------------------------------------------------------
+@pytest.mark.parametrize("order", [0, -1, 10**6, 65])
+def test_order_out_of_range(corpus, order):
+    with pytest.raises(InvalidArgumentError, match=f"order must be between 1 and 64, got {order}"):
+        NGramModel.fit(corpus, order=order, smoothing="mle")
+
+
+@pytest.mark.parametrize("order", [2.5, 2.0, True, False, "2", None])
+def test_order_wrong_type(corpus, order):
+    with pytest.raises(TypeError, match="order must be an int"):
+        NGramModel.fit(corpus, order=order, smoothing="mle")
+
+
+def test_max_order_is_accepted(corpus):
+    import fastppl
+
+    m = NGramModel.fit(corpus, order=fastppl.MAX_ORDER, smoothing="mle")
+    assert m.order == 64 and len(m.ngram_counts) == 64
+
+
+@pytest.mark.parametrize("smoothing", ["kn", "MLE", "good_turing", "", None, 3])
+def test_unknown_smoothing(corpus, smoothing):
+    with pytest.raises(InvalidArgumentError, match="unknown smoothing"):
+        NGramModel.fit(corpus, order=2, smoothing=smoothing)
+
+
+@pytest.mark.parametrize(
+    ("smoothing", "params"),
+    [
+        ("mle", {"k": 1}),
+        ("laplace", {"k": 2}),
+        ("kneser_ney", {"alpha": 0.4}),
+        ("modified_kneser_ney", {"discount": 0.5}),
+        ("witten_bell", {"discount": 0.5}),
+        ("stupid_backoff", {"discount": 0.5}),
+        ("additive", {"gamma": 0.5}),
+    ],
+)
+def test_unexpected_parameter(corpus, smoothing, params):
+    name = next(iter(params))
+    with pytest.raises(InvalidArgumentError, match=f"{smoothing} does not take {name}"):
+        NGramModel.fit(corpus, order=2, smoothing=smoothing, **params)
+
+
+@pytest.mark.parametrize(
+    ("smoothing", "name", "value"),
+    [
+        ("additive", "k", 0),
+        ("additive", "k", -1),
+        ("additive", "k", math.nan),
+        ("additive", "k", math.inf),
+        ("lidstone", "k", 0.0),
+        ("absolute_discounting", "discount", 0),
+        ("absolute_discounting", "discount", 1.0000001),
+        ("absolute_discounting", "discount", math.nan),
+        ("kneser_ney", "discount", -0.1),
+        ("kneser_ney", "discount", 1.5),
+        ("stupid_backoff", "alpha", 0),
+        ("stupid_backoff", "alpha", -0.4),
+        ("stupid_backoff", "alpha", math.inf),
+        ("stupid_backoff", "alpha", math.nan),
+    ],
+)
+def test_bad_parameter_value(corpus, smoothing, name, value):
+    with pytest.raises(InvalidArgumentError, match=f"{name} must be"):
+        NGramModel.fit(corpus, order=2, smoothing=smoothing, **{name: value})
+
+
+@pytest.mark.parametrize(
+    ("smoothing", "name", "value"),
+    [("additive", "k", "1"), ("kneser_ney", "discount", True), ("stupid_backoff", "alpha", None)],
+)
+def test_parameter_wrong_type(corpus, smoothing, name, value):
+    with pytest.raises(TypeError, match=f"{name} must be a number"):
+        NGramModel.fit(corpus, order=2, smoothing=smoothing, **{name: value})
+
+
+def test_parameter_bounds_are_inclusive_where_legal(corpus):
+    for smoothing in ("absolute_discounting", "kneser_ney"):
+        assert NGramModel.fit(corpus, order=2, smoothing=smoothing, discount=1).discounts[0] == (
+            1.0,
+            1.0,
+            1.0,
+        )
+    assert NGramModel.fit(corpus, order=2, smoothing="additive", k=1e-9).normalized
+
+
+def test_modified_kn_bad_discounts_name_the_fix(corpus):
+    with pytest.raises(InvalidArgumentError, match="discount_fallback=True"):
+        NGramModel.fit(corpus, order=2, smoothing="modified_kneser_ney")
+    m = NGramModel.fit(corpus, order=2, smoothing="modified_kneser_ney", discount_fallback=True)
+    assert m.discounts == [(0.5, 1.0, 1.5), (0.5, 1.0, 1.5)]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: NGramModel.fit coerces bos_eos with bool(), so bos_eos='no' (or 'false', 0.0 "
+    "strings etc.) silently means True; same for discount_fallback='no'",
+)
+def test_bool_flags_are_not_coerced(corpus):
+    with pytest.raises(TypeError):
+        NGramModel.fit(corpus, order=2, smoothing="mle", bos_eos="no")
+    with pytest.raises(TypeError):
+        NGramModel.fit(corpus, order=2, smoothing="modified_kneser_ney", discount_fallback="no")
+
+
+# ---- zero probabilities -----------------------------------------------------------------------
+@pytest.mark.parametrize("oov", ["unk", "skip"])
+@pytest.mark.parametrize(
+    "sentences",
+    [[["a", "zz", "b"]], [["c", "a"]], [["a", "b"], ["zz"]]],
+    ids=["oov-word", "unseen-bigram", "oov-sentence"],
+)
+def test_mle_zero_probability_is_inf_never_nan(mle, sentences, oov):
+    test = Corpus.from_documents([sentences, [["a", "b"]]])
+    with pytest.warns(ZeroProbabilityWarning, match="probability 0"):
+        r = mle.evaluate(test, oov=oov, token_logprobs=True)
+    assert r.perplexity == math.inf
+    assert r.log_prob == -math.inf
+    assert r.cross_entropy_bits == math.inf
+    assert r.num_zero_probability >= 1
+    arrays = [r.sentence_log_probs, r.document_log_probs, r.token_logprobs]
+    assert not any(np.isnan(a).any() for a in arrays)
+    assert r.document_perplexities[0] == math.inf
+    # p(a|<s>) = 1/2, p(b|a) = 1, p(</s>|b) = 1/2
+    assert r.document_perplexities[1] == pytest.approx(4 ** (1 / 3), rel=1e-14)
+    assert r.macro_perplexity == math.inf
+    with pytest.warns(ZeroProbabilityWarning):
+        assert mle.perplexity(test, oov=oov) == math.inf
+
+
+def test_no_warning_when_every_token_has_probability(mle):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert mle.perplexity(Corpus.from_sentences([["a", "b"]])) == pytest.approx(4 ** (1 / 3))
+
+
+# ---- OOV policies -----------------------------------------------------------------------------
+def test_oov_error_names_word_sentence_and_position(corpus):
+    m = NGramModel.fit(corpus, order=2, smoothing="laplace")
+    test = Corpus.from_sentences([["a", "b"], ["b", "c", "a", "zebra", "q"]])
+    with pytest.raises(OutOfVocabularyError) as info:
+        m.evaluate(test, oov="error")
+    e = info.value
+    assert (e.word, e.sentence_index, e.position) == ("zebra", 1, 3)
+    assert isinstance(e, KeyError) and isinstance(e, FastpplError)
+    assert "zebra" in str(e) and "sentence 1" in str(e) and "position 3" in str(e)
+    with pytest.raises(KeyError):
+        m.perplexity(test, oov="error")
+    # no OOV: the same result as oov="unk"
+    ok = Corpus.from_sentences([["a", "b", "c"]])
+    assert m.evaluate(ok, oov="error").log_prob == m.evaluate(ok, oov="unk").log_prob
+
+
+@pytest.mark.parametrize("oov", ["ignore", "UNK", "", "raise"])
+def test_bad_oov_string(mle, corpus, oov):
+    with pytest.raises(InvalidArgumentError, match="oov must be"):
+        mle.evaluate(corpus, oov=oov)
+
+
+def test_oov_wrong_type(mle, corpus):
+    with pytest.raises(TypeError):
+        mle.evaluate(corpus, oov=None)
+
+
+# ---- wrong types ------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("make", "match"),
+    [
+        (lambda: Corpus.from_sentences(["a b", "c"]), "is a str"),
+        (lambda: Corpus.from_sentences("abc"), "is a str"),
+        (lambda: Corpus.from_documents([["a b"]]), "is a str"),
+        (lambda: Corpus.from_sentences([["a", 1]]), "tokens must be str"),
+        (lambda: Corpus.from_sentences([["a", None]]), "tokens must be str"),
+        (lambda: Corpus.from_sentences([[b"a"]]), "tokens must be str"),
+        (lambda: Corpus.from_sentences([5]), "not iterable"),
+        (lambda: Corpus.from_sentences(5), "not iterable"),
+        (lambda: Corpus.from_text(b"a b", tokenizer="whitespace"), "text must be str"),
+    ],
+)
+def test_corpus_wrong_types(make, match):
+    with pytest.raises(TypeError, match=match):
+        make()
+
+
+def test_model_wrong_types(mle, corpus):
+    with pytest.raises(TypeError, match=r"fastppl\.Corpus"):
+        NGramModel.fit([["a", "b"]], order=2, smoothing="mle")
+    with pytest.raises(TypeError, match=r"fastppl\.Corpus"):
+        mle.evaluate([["a", "b"]])
+    with pytest.raises(TypeError, match=r"fastppl\.Corpus"):
+        mle.perplexity("a b")
+    with pytest.raises(TypeError, match="not a str"):
+        mle.logprob("b", "a")
+    with pytest.raises(TypeError, match="word must be str"):
+        mle.logprob(1, ["a"])
+    with pytest.raises(TypeError, match="not a str"):
+        mle.logprobs("a b")
+    with pytest.raises(TypeError, match="str tokens"):
+        mle.logprobs(["a", 2])
+    with pytest.raises(TypeError, match="not a str"):
+        mle.count("ab")
+    with pytest.raises(TypeError):
+        mle.evaluate(corpus, "unk", True)  # token_logprobs is keyword-only
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"tokenizer": "spacy"}, "tokenizer must be one of"),
+        ({"tokenizer": "whitespace", "sentences": "paragraphs"}, "sentences must be one of"),
+        ({"tokenizer": "nltk", "sentences": "paragraphs"}, "sentences must be one of"),
+    ],
+)
+def test_bad_text_options(kwargs, match):
+    with pytest.raises(InvalidArgumentError, match=match):
+        Corpus.from_text("a b .", **kwargs)
+
+
+# ---- reserved tokens --------------------------------------------------------------------------
+@pytest.mark.parametrize("token", ["<s>", "</s>"])
+def test_reserved_tokens_refused_in_corpora(token):
+    with pytest.raises(InvalidArgumentError, match=f'reserved token "{token}"'):
+        Corpus.from_sentences([["a", token, "b"]])
+    with pytest.raises(InvalidArgumentError, match="reserved token"):
+        Corpus.from_text(f"a {token} b", tokenizer="whitespace")
+    with pytest.raises(InvalidArgumentError, match="sentence 1"):
+        Corpus.from_documents([[["a"]], [[token]]])
+
+
+def test_literal_unk_is_allowed():
+    c = Corpus.from_sentences([["<unk>", "a"]])
+    assert c.num_tokens == 2
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: NGramModel.logprobs accepts the reserved <s>/</s> inside a sentence (scores <s> "
+    "as -inf, </s> as an end marker mid-sentence) while every Corpus refuses them",
+)
+@pytest.mark.parametrize("token", ["<s>", "</s>"])
+def test_reserved_tokens_refused_in_logprobs(mle, token):
+    with pytest.raises(InvalidArgumentError, match="reserved token"):
+        mle.logprobs(["a", token, "b"])
+
+
+# ---- base= ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("base", [1, 0, -2, 0.5, "2", "ten", True, math.nan, [2]])
+def test_bad_base(mle, base):
+    with pytest.raises(InvalidArgumentError, match="base must be"):
+        mle.logprob("b", ["a"], base=base)
+    with pytest.raises(InvalidArgumentError, match="base must be"):
+        mle.logprobs(["a", "b"], base=base)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: model._log_base_divisor accepts base=inf (inf > 1) and every log becomes -0.0",
+)
+def test_infinite_base_is_refused(mle):
+    with pytest.raises(InvalidArgumentError, match="base must be"):
+        mle.logprob("b", ["a"], base=math.inf)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: EvaluationResult.log_prob_in does not validate its base as base= does elsewhere: "
+    "log_prob_in(1) raises ZeroDivisionError, log_prob_in(-2) a bare ValueError('math domain "
+    "error'), log_prob_in(0.5) returns a positive 'log probability'",
+)
+def test_log_prob_in_validates_base(mle, corpus):
+    r = NGramModel.fit(corpus, order=2, smoothing="laplace").evaluate(corpus)
+    for base in (1, -2, 0.5):
+        with pytest.raises(InvalidArgumentError):
+            r.log_prob_in(base)
