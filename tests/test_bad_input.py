@@ -201,11 +201,6 @@ def test_modified_kn_bad_discounts_name_the_fix(corpus):
     assert m.discounts == [(0.5, 1.0, 1.5), (0.5, 1.0, 1.5)]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: NGramModel.fit coerces bos_eos with bool(), so bos_eos='no' (or 'false', 0.0 "
-    "strings etc.) silently means True; same for discount_fallback='no'",
-)
 def test_bool_flags_are_not_coerced(corpus):
     with pytest.raises(TypeError):
         NGramModel.fit(corpus, order=2, smoothing="mle", bos_eos="no")
@@ -342,11 +337,6 @@ def test_literal_unk_is_allowed():
     assert c.num_tokens == 2
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: NGramModel.logprobs accepts the reserved <s>/</s> inside a sentence (scores <s> "
-    "as -inf, </s> as an end marker mid-sentence) while every Corpus refuses them",
-)
 @pytest.mark.parametrize("token", ["<s>", "</s>"])
 def test_reserved_tokens_refused_in_logprobs(mle, token):
     with pytest.raises(InvalidArgumentError, match="reserved token"):
@@ -362,21 +352,11 @@ def test_bad_base(mle, base):
         mle.logprobs(["a", "b"], base=base)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: model._log_base_divisor accepts base=inf (inf > 1) and every log becomes -0.0",
-)
 def test_infinite_base_is_refused(mle):
     with pytest.raises(InvalidArgumentError, match="base must be"):
         mle.logprob("b", ["a"], base=math.inf)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: EvaluationResult.log_prob_in does not validate its base as base= does elsewhere: "
-    "log_prob_in(1) raises ZeroDivisionError, log_prob_in(-2) a bare ValueError('math domain "
-    "error'), log_prob_in(0.5) returns a positive 'log probability'",
-)
 def test_log_prob_in_validates_base(mle, corpus):
     r = NGramModel.fit(corpus, order=2, smoothing="laplace").evaluate(corpus)
     for base in (1, -2, 0.5):

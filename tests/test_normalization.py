@@ -190,11 +190,6 @@ def test_mkn_discounts(bos_eos, sentences, order):
         assert strict.discounts == model.discounts
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: estimate.rs modified_kn_discounts also requires n4 > 0; lmplz (and the spec) only "
-    "require n1..n3 > 0, so n4 = 0 gives D3+ = 3 instead of an error / the fallback",
-)
 def test_mkn_discounts_when_no_count_is_four():
     # unigram counts a:3, b:1, </s>:2 -> n1 = n2 = n3 = 1, n4 = 0; Y = 1/3,
     # D1 = 1 - 2Y = 1/3, D2 = 2 - 3Y = 1, D3+ = 3 - 4Y*0 = 3: all in range, no error in lmplz

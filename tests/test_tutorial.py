@@ -100,11 +100,6 @@ def test_buggy_bigram_is_not_the_library(tutorial_text, tutorial_corpus):
     assert abs(r.perplexity - buggy) > 17
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: Corpus.from_file does not decompress .gz (text.read_text uses open(); the "
-    "docstring promises .gz/.xz/.bz2): UnicodeDecodeError on byte 0x8b",
-)
 def test_from_file_reads_gzip(shared_dir):
     path = shared_dir / "corpora" / "machado" / "machado.tokens-nltk3.2.5.txt.gz"
     c = Corpus.from_file(path, tokenizer="whitespace", sentences="terminators")
@@ -146,11 +141,6 @@ def test_raw_corpus_through_nltk(shared_dir):
     assert bi.perplexity(corpus) == pytest.approx(74.00051433152129, rel=1e-12)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: text.split_sentences_nltk ignores `sentences`: with tokenizer='nltk', 'lines' and "
-    "'none' (and 'punkt') all split on terminators",
-)
 @pytest.mark.parametrize(
     ("mode", "expected"),
     [

@@ -9,7 +9,7 @@ from typing import Literal
 import numpy as np
 
 from fastppl import _core
-from fastppl.errors import InvalidArgumentError
+from fastppl.errors import InvalidArgumentError, InvalidTypeError
 from fastppl.text import SENTENCE_MODES, TOKENIZERS, clean_text, read_text, tokenize_text
 
 Tokenizer = Literal["nltk", "whitespace"]
@@ -179,7 +179,7 @@ class Corpus:
         language: str,
     ) -> None:
         if not isinstance(text, str):
-            raise TypeError(f"text must be str, got {type(text).__name__}")
+            raise InvalidTypeError(f"text must be str, got {type(text).__name__}")
         if tokenizer not in TOKENIZERS:
             raise InvalidArgumentError(f"tokenizer must be one of {TOKENIZERS}, got {tokenizer!r}")
         if sentences not in SENTENCE_MODES:

@@ -16,6 +16,10 @@ class InvalidArgumentError(FastpplError, ValueError):
     """A parameter is out of range or inconsistent (order, smoothing, discount, option name)."""
 
 
+class InvalidTypeError(FastpplError, TypeError):
+    """An argument has the wrong type (a str where a list of tokens is expected, ...)."""
+
+
 class EmptyCorpusError(FastpplError, ValueError):
     """A corpus holds no token where tokens are needed (fitting, evaluating)."""
 

@@ -11,7 +11,13 @@ import numpy as np
 
 from fastppl import _core
 from fastppl.corpus import Corpus
-from fastppl.errors import InvalidArgumentError, NotNormalizedError, ZeroProbabilityWarning
+from fastppl._checks import check_bool, check_int, check_tokens, log_base_divisor
+from fastppl.errors import (
+    InvalidArgumentError,
+    InvalidTypeError,
+    NotNormalizedError,
+    ZeroProbabilityWarning,
+)
 from fastppl.result import EvaluationResult
 
 Smoothing = Literal[
@@ -39,15 +45,6 @@ _PARAMS: dict[str, frozenset[str]] = {
     "modified_kneser_ney": frozenset({"discount_fallback"}),
     "stupid_backoff": frozenset({"alpha"}),
 }
-
-
-def _log_base_divisor(base: float | str | None) -> float:
-    """ln(base), the divisor turning natural logs into logs of ``base`` (None or "e": 1)."""
-    if base is None or base == "e":
-        return 1.0
-    if isinstance(base, bool) or not isinstance(base, (int, float)) or not base > 1:
-        raise InvalidArgumentError(f"base must be 'e' or a number > 1 (2, 10, ...), got {base!r}")
-    return math.log(base)
 
 
 class NGramModel:
@@ -100,9 +97,9 @@ class NGramModel:
         3
         """
         if not isinstance(corpus, Corpus):
-            raise TypeError(f"corpus must be a fastppl.Corpus, got {type(corpus).__name__}")
-        if isinstance(order, bool) or not isinstance(order, int):
-            raise TypeError(f"order must be an int, got {type(order).__name__}")
+            raise InvalidTypeError(f"corpus must be a fastppl.Corpus, got {type(corpus).__name__}")
+        order = check_int("order", order)
+        bos_eos = check_bool("bos_eos", bos_eos)
         if smoothing not in _PARAMS:
             raise InvalidArgumentError(
                 f"unknown smoothing {smoothing!r}; expected one of {', '.join(_PARAMS)}"
@@ -120,16 +117,18 @@ class NGramModel:
         numbers = {k: params[k] for k in ("k", "discount", "alpha") if k in params}
         for name, value in numbers.items():
             if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise TypeError(f"{name} must be a number, got {type(value).__name__}")
+                raise InvalidTypeError(f"{name} must be a number, got {type(value).__name__}")
         inner = _core.NGramModel.fit(
             corpus._inner,
             order,
             smoothing,
-            bos_eos=bool(bos_eos),
+            bos_eos=bos_eos,
             k=None if "k" not in numbers else float(numbers["k"]),
             discount=None if "discount" not in numbers else float(numbers["discount"]),
             alpha=None if "alpha" not in numbers else float(numbers["alpha"]),
-            discount_fallback=bool(params.get("discount_fallback", False)),
+            discount_fallback=check_bool(
+                "discount_fallback", params.get("discount_fallback", False)
+            ),
         )
         return cls(inner)
 
@@ -183,7 +182,7 @@ class NGramModel:
         >>> m.count(("<s>", "a")), m.count(["a", "b"]), m.count(["b", "a"])
         (1, 1, 0)
         """
-        return self._inner.count(_tokens(ngram, "ngram"))
+        return self._inner.count(check_tokens(ngram, "ngram"))
 
     # ---- scoring ------------------------------------------------------------------------
     def logprob(
@@ -195,8 +194,13 @@ class NGramModel:
         Write ``<s>`` at the start of ``context`` to condition on a sentence start.
         """
         if not isinstance(word, str):
-            raise TypeError(f"word must be str, got {type(word).__name__}")
-        return self._inner.logprob(word, _tokens(context, "context")) / _log_base_divisor(base)
+            raise InvalidTypeError(f"word must be str, got {type(word).__name__}")
+        if word == "<s>" or (word == "</s>" and not self.bos_eos):
+            raise InvalidArgumentError(
+                f"{word!r} is never predicted by this model (bos_eos={self.bos_eos})"
+            )
+        divisor = log_base_divisor(base)
+        return self._inner.logprob(word, check_tokens(context, "context")) / divisor
 
     def prob(self, word: str, context: Sequence[str] = ()) -> float:
         """p(word | context) (a score for stupid backoff)."""
@@ -209,8 +213,8 @@ class NGramModel:
         >>> m.logprobs(["a", "b"]).tolist()
         [0.0, 0.0, 0.0]
         """
-        out = self._inner.logprobs(_tokens(tokens, "tokens"))
-        divisor = _log_base_divisor(base)
+        divisor = log_base_divisor(base)
+        out = self._inner.logprobs(check_tokens(tokens, "tokens", allow_reserved=False))
         return out if divisor == 1.0 else out / divisor
 
     def evaluate(
@@ -236,7 +240,8 @@ class NGramModel:
         with :class:`ZeroProbabilityWarning`; nothing is ever NaN.
         """
         if not isinstance(corpus, Corpus):
-            raise TypeError(f"corpus must be a fastppl.Corpus, got {type(corpus).__name__}")
+            raise InvalidTypeError(f"corpus must be a fastppl.Corpus, got {type(corpus).__name__}")
+        token_logprobs = check_bool("token_logprobs", token_logprobs)
         if not self.normalized:
             if not allow_unnormalized:
                 raise NotNormalizedError(
@@ -269,13 +274,3 @@ class NGramModel:
             f"NGramModel(order={self.order}, smoothing={self.smoothing!r}, "
             f"vocab_size={self.vocab_size}, ngrams={self.ngram_counts})"
         )
-
-
-def _tokens(value: Sequence[str], what: str) -> list[str]:
-    if isinstance(value, str):
-        raise TypeError(f"{what} must be a sequence of tokens, not a str (split it first)")
-    tokens = list(value)
-    for t in tokens:
-        if not isinstance(t, str):
-            raise TypeError(f"{what} must hold str tokens, got {type(t).__name__}")
-    return tokens

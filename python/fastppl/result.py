@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from fastppl._checks import log_base_divisor
 from fastppl.errors import EmptyCorpusError
 
 LN2 = math.log(2.0)
@@ -91,7 +92,7 @@ class EvaluationResult:
 
     def log_prob_in(self, base: float) -> float:
         """The total log probability in another base (2, 10, ...)."""
-        return self.log_prob / math.log(base)
+        return self.log_prob / log_base_divisor(base)
 
     @property
     def document_perplexities(self) -> np.ndarray:

@@ -25,6 +25,7 @@ from fastppl.errors import (
     CorpusDecodeError,
     CorpusFileNotFoundError,
     InvalidArgumentError,
+    InvalidTypeError,
     PunktMissingWarning,
 )
 
@@ -80,7 +81,7 @@ def clean_text(text: str, skip_line_prefixes: Sequence[str] = (), lowercase: boo
     'a b\\nc\\n'
     """
     if isinstance(skip_line_prefixes, str):
-        raise TypeError("skip_line_prefixes must be a sequence of str, e.g. ('#', '%')")
+        raise InvalidTypeError("skip_line_prefixes must be a sequence of str, e.g. ('#', '%')")
     if skip_line_prefixes:
         prefixes = tuple(skip_line_prefixes)
         text = "".join(

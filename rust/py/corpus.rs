@@ -4,7 +4,7 @@ use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
-use super::errors::to_pyerr;
+use super::errors::{to_pyerr, type_error};
 use crate::corpus::{Corpus, SentenceMode};
 
 /// Documents of sentences of tokens, interned; built by `fastppl.Corpus`.
@@ -39,7 +39,7 @@ impl PyCorpus {
         for (i, sentence) in sentences.try_iter()?.enumerate() {
             let sentence = sentence?;
             if sentence.is_instance_of::<PyString>() {
-                return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                return Err(type_error(format!(
                     "sentence {i} is a str; expected a sequence of token strings \
                      (did you mean Corpus.from_text?)"
                 )));
@@ -48,7 +48,7 @@ impl PyCorpus {
             for token in sentence.try_iter()? {
                 let token = token?;
                 let s = token.cast_into::<PyString>().map_err(|e| {
-                    pyo3::exceptions::PyTypeError::new_err(format!(
+                    type_error(format!(
                         "sentence {i}: tokens must be str, got {}",
                         e.into_inner().get_type()
                     ))

@@ -35,3 +35,8 @@ pub fn to_pyerr(err: Error) -> PyErr {
         }
     })
 }
+
+/// `fastppl.errors.InvalidTypeError` (a `TypeError`) with `msg`.
+pub fn type_error(msg: String) -> PyErr {
+    Python::attach(|py| raise(py, "InvalidTypeError", (msg,)))
+}
