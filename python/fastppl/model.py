@@ -10,8 +10,8 @@ from typing import Any, Literal
 import numpy as np
 
 from fastppl import _core
-from fastppl.corpus import Corpus
 from fastppl._checks import check_bool, check_int, check_tokens, log_base_divisor
+from fastppl.corpus import Corpus
 from fastppl.errors import (
     InvalidArgumentError,
     InvalidTypeError,
