@@ -1,4 +1,6 @@
 //! fastppl core (design note to be written)
+pub mod arpa;
+pub mod compressed;
 pub mod corpus;
 pub mod counts;
 pub mod error;
