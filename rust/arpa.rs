@@ -33,11 +33,14 @@
 //!   as KenLM does by default (`sentence_marker_missing = THROW_UP`).
 //! - A word of a higher-order n-gram that is not among the unigrams is an error (KenLM: "was not
 //!   seen in the unigrams").
-//! - Missing lower-order entries (files pruned by SRILM can hold `a b c` without `a b` or `b c`):
-//!   KenLM inserts "blank" entries for them whose probability is what backing off gives and
-//!   whose backoff is 0 (`lm/search_hashed.cc` FindLower/AdjustLower); fastppl does the same for
-//!   the missing prefix and suffix of every n-gram, so scores agree with KenLM's. Those entries
-//!   are stored (and written back by [`write_arpa`]), so `ngram_counts` can exceed the header's.
+//! - The context (prefix) of every n-gram must be an (n-1)-gram of the file: KenLM refuses the
+//!   file otherwise ("The context of every n-gram should appear as an (n-1)-gram",
+//!   `lm/search_hashed.cc` ActivateLowerMiddle), and so does fastppl.
+//! - A missing suffix (files pruned by SRILM can hold `a b c` without `b c`) is allowed: KenLM
+//!   inserts a "blank" entry for it whose probability is what backing off gives and whose backoff
+//!   is 0 (`lm/search_hashed.cc` FindLower/AdjustLower); fastppl does the same, so scores agree
+//!   with KenLM's. Blanks are stored (and written back by [`write_arpa`]), so `ngram_counts` can
+//!   exceed the header's counts.
 //! - A duplicate n-gram is an error.
 //!
 //! ## Writing
@@ -388,7 +391,15 @@ pub fn read_arpa_from(reader: impl BufRead, path: &str) -> Result<Model> {
                         }
                     }
                 }
-                let prefix = ensure(&mut model, &ids[..m - 1]);
+                let Some(prefix) = model.find(&ids[..m - 1]) else {
+                    return Err(lines.fail(format!(
+                        "the context of the {m}-gram {} is not among the {}-grams (KenLM \
+                         refuses such files too: \"the context of every n-gram should appear as \
+                         an (n-1)-gram\")",
+                        quote(words),
+                        m - 1
+                    )));
+                };
                 if m >= 3 {
                     ensure(&mut model, &ids[1..]);
                 }
@@ -510,8 +521,10 @@ fn insert(model: &mut Model, m: usize, prefix: u32, w: u32, logp: f64, weight: f
     new
 }
 
-/// The entry of the n-gram `ids` (every id a unigram), inserting "blank" entries for it and its
-/// missing prefixes and suffixes as KenLM does: probability by backing off, backoff 0.
+/// The entry of the n-gram `ids` (every id a unigram), inserting a "blank" entry for it and its
+/// missing prefixes and suffixes as KenLM does for suffixes: probability by backing off, backoff
+/// 0. Called on the suffix of each n-gram read (a prefix of a suffix is a suffix of the prefix,
+/// which is already stored, or itself a missing suffix).
 fn ensure(model: &mut Model, ids: &[u32]) -> u32 {
     let m = ids.len();
     if m == 1 {
@@ -766,6 +779,8 @@ mod tests {
                     -0.5\t</s>\t-0.1\n-0.4\ta\t-0.3\n-0.6\tb\t-0.2\n\n\\2-grams:\n-0.2\t<s> a\t-0.7\n\n\
                     \\3-grams:\n-0.05\t<s> a b\n\n\\end\\\n";
         let model = read(text).unwrap();
+        let no_prefix = text.replace("-0.2\t<s> a\t-0.7", "-0.2\t<s> b\t-0.7");
+        assert_eq!(line_of(read(&no_prefix).unwrap_err()), 16);
         assert_eq!(model.unigram_logp[UNK as usize], -100.0 * LN_10);
         // "a b" (suffix of "<s> a b") was inserted as a blank: p(b|a) = bo(a) + p(b)
         assert_eq!(model.ngram_counts(), vec![4, 2, 1]);

@@ -9,11 +9,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from fastppl import Corpus, FastpplError, NGramModel
 from fastppl.errors import InvalidArgumentError, ModelFileNotFoundError, ModelFormatError
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 DATA = Path(os.environ.get("FASTPPL_SHARED", "/work/shared")) / "arpa"
 LN10 = math.log(10)
@@ -70,8 +69,13 @@ def test_kenlm_query_parity(name: str, test_corpus: Corpus) -> None:
     model = NGramModel.from_arpa(DATA / f"{name}.arpa.gz")
     assert model.smoothing == "arpa" and model.bos_eos
     assert model.order == int(name[-1])
-    header = [int(line.split("=")[1]) for line in gzip.open(DATA / f"{name}.arpa.gz", "rt")
-              if line.startswith("ngram ")][: model.order]  # fmt: skip
+    with gzip.open(DATA / f"{name}.arpa.gz", "rt") as f:
+        header = []
+        for line in f:
+            if header and not line.startswith("ngram "):
+                break
+            if line.startswith("ngram "):
+                header.append(int(line.split("=")[1]))
     assert model.ngram_counts == [header[0] - 1, *header[1:]]  # order 1 excludes <s>
 
     result = model.evaluate(test_corpus)
@@ -199,7 +203,7 @@ def test_refuses_models_without_arpa_form(tmp_path: Path) -> None:
 # ---- (d) the kenlm Python module reads fastppl's files -----------------------------------------
 def test_kenlm_module_scores_fastppl_arpa(small_fit: tuple[NGramModel, Corpus], tmp_path: Path):
     kenlm = pytest.importorskip("kenlm", reason="the kenlm module is not installed")
-    model, corpus = small_fit
+    model, _ = small_fit
     path = tmp_path / "m.arpa"
     model.to_arpa(path)
     klm = kenlm.Model(str(path))
@@ -236,9 +240,14 @@ MALFORMED = {
     "duplicate": (_edit("-0.3\ta b", "-0.2\t<s> a"), 16, "duplicate"),
     "duplicate unigram": (_edit("-1.2\tc", "-1.2\tb"), 12, "duplicate"),
     "unknown section": (_edit("\\2-grams:", "\\bigrams:"), 14, "unknown section"),
-    "unannounced section": (_edit("\\end\\", "\\4-grams:\n-1\ta b c <s>\n\n\\end\\"), 25, "not announced"),
+    "unannounced section": (
+        _edit("\\end\\", "\\4-grams:\n-1\ta b c <s>\n\n\\end\\"),
+        25,
+        "not announced",
+    ),
     "missing end": (TINY.replace("\\end\\\n", ""), 24, "end"),
     "truncated": (TINY[: TINY.index("-0.6\tb c")], 18, "truncated"),
+    "missing context": (_edit("-0.15\ta b </s>", "-0.15\tb a </s>"), 23, "context"),
     "trailing text": (TINY + "more\n", 26, "after"),
     "no </s>": (_edit("-0.7\t</s>\t0\n", "-0.7\tx\t0\n"), 13, "</s>"),
     "highest-order backoff": (_edit("-0.1\t<s> a b", "-0.1\t<s> a b\t-0.5"), 22, "highest order"),
@@ -335,3 +344,47 @@ def test_fuzz_reader(mutations: list[tuple], tmp_path: Path) -> None:
     model.logprobs(["a", "b", "zzz"])
     model.to_arpa(tmp_path / "out.arpa")
     NGramModel.from_arpa(tmp_path / "out.arpa")
+
+
+def test_kenlm_module_agrees_on_missing_contexts(tmp_path: Path) -> None:
+    """SRILM-pruned files: n-grams whose suffix is absent (KenLM inserts blanks)."""
+    kenlm = pytest.importorskip("kenlm", reason="the kenlm module is not installed")
+    # filler words and bigrams: KenLM's probing tables need spare slots for its blanks
+    filler = [f"w{i}" for i in range(100)]
+    text = (
+        f"\\data\\\nngram 1={6 + len(filler)}\nngram 2={4 + len(filler)}\nngram 3=3\n\n"
+        "\\1-grams:\n-1.5\t<unk>\t0\n-99\t<s>\t-0.5\n-0.7\t</s>\t0\n-0.6\ta\t-0.3\n-0.8\tb\t-0.25\n"
+        "-1.2\tc\t-0.1\n"
+        + "".join(f"-3\t{w}\t0\n" for w in filler)
+        + "\n\\2-grams:\n-0.2\t<s> a\t-0.2\n-0.3\ta b\t-0.1\n-0.4\tb </s>\t0\n-0.6\tb c\t-0.05\n"
+        + "".join(f"-2\t{w} </s>\t0\n" for w in filler)
+        # "c a" (suffix of "b c a") and "c </s>" (suffix of "b c </s>") are missing
+        + "\n\\3-grams:\n-0.1\t<s> a b\n-0.05\tb c a\n-0.07\tb c </s>\n\n\\end\\\n"
+    )
+    path = tmp_path / "pruned.arpa"
+    path.write_text(text)
+    ours = NGramModel.from_arpa(path)
+    assert ours.ngram_counts == [5 + len(filler), 6 + len(filler), 3]  # two blanks
+    klm = kenlm.Model(str(path))
+    rng = np.random.default_rng(0)
+    words = ["a", "b", "c", "zzz", "w1"]
+    for _ in range(300):
+        sent = list(rng.choice(words, size=int(rng.integers(1, 8))))
+        mine = float(ours.logprobs(sent, base=10).sum())
+        assert klm.score(" ".join(sent), bos=True, eos=True) == pytest.approx(mine, abs=1e-5), sent
+
+
+@needs_data
+def test_kenlm_module_on_fitted_five_gram(tmp_path: Path, test_corpus: Corpus) -> None:
+    kenlm = pytest.importorskip("kenlm", reason="the kenlm module is not installed")
+    corpus = Corpus.from_file(
+        DATA / "machado-small.train.txt", tokenizer="whitespace", sentences="lines"
+    )
+    model = NGramModel.fit(corpus, order=5, smoothing="modified_kneser_ney")
+    path = tmp_path / "m.arpa"
+    model.to_arpa(path)
+    klm = kenlm.Model(str(path))
+    lines = (DATA / "machado.test.txt").read_text(encoding="utf-8").splitlines()[:500]
+    ours = np.array([model.logprobs(s.split(), base=10).sum() for s in lines])
+    theirs = np.array([klm.score(s, bos=True, eos=True) for s in lines])
+    np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-4)
