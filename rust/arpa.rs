@@ -792,4 +792,40 @@ mod tests {
         model.score(&mut st, a);
         assert!((model.score(&mut st, b) / LN_10 + 0.05).abs() < 1e-12);
     }
+
+    #[test]
+    fn mutated_files_never_panic() {
+        const ALPHABET: &[u8] = b"\t\n -.0123456789abs<>/\\";
+        // xorshift: deterministic, no dependency
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move |n: usize| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n as u64) as usize
+        };
+        let mut loaded = 0;
+        for _ in 0..3000 {
+            let mut bytes = TINY.as_bytes().to_vec();
+            for _ in 0..1 + next(4) {
+                let at = next(bytes.len() + 1);
+                match next(4) {
+                    0 => bytes.truncate(at),
+                    1 => bytes.insert(at, next(256) as u8),
+                    2 if at < bytes.len() => {
+                        bytes.remove(at);
+                    }
+                    _ if at < bytes.len() => bytes[at] = ALPHABET[next(ALPHABET.len())],
+                    _ => {}
+                }
+            }
+            if let Ok(model) = read_arpa_from(&bytes[..], "fuzz") {
+                loaded += 1;
+                let mut out = Vec::new();
+                write_arpa_to(&model, &mut out).unwrap();
+                read_arpa_from(&out[..], "again").unwrap();
+            }
+        }
+        assert!(loaded > 0);
+    }
 }

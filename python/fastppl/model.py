@@ -142,7 +142,9 @@ class NGramModel:
         file's numbers. ``-99`` in the file means probability (or backoff weight) 0. A file
         without ``<unk>`` gets ``<unk>`` with log10 probability -100, as KenLM does. Scoring
         follows KenLM's ``query``: sentences are ``<s> ... </s>``, a missing n-gram backs off
-        adding the backoff weights of the skipped contexts.
+        adding the backoff weights of the skipped contexts. As in KenLM, the context of every
+        n-gram must be in the file, while a missing suffix (SRILM pruning) gets a "blank" entry
+        (probability by backing off, backoff 0), so ``ngram_counts`` can exceed the header's.
 
         Args:
             path: the ARPA file.
