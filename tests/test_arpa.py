@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import bz2
 import gzip
+import lzma
 import math
 import os
 from pathlib import Path
@@ -159,6 +161,10 @@ def test_round_trip(suffix: str, small_fit: tuple[NGramModel, Corpus], tmp_path:
     again = NGramModel.from_arpa(plain)
     again.to_arpa(tmp_path / "again.arpa")
     assert (tmp_path / "again.arpa").read_bytes() == plain.read_bytes()
+    # the compressed file is standard: Python's own decompressors read the same text
+    decompress = {".gz": gzip.decompress, ".xz": lzma.decompress, ".bz2": bz2.decompress}
+    raw = path.read_bytes()
+    assert decompress.get(path.suffix, bytes)(raw) == plain.read_bytes()
 
 
 def test_tiny_scores_follow_backoff(tmp_path: Path) -> None:
