@@ -554,10 +554,50 @@ pub fn format_log10(ln_value: f64) -> String {
         "-99".to_string()
     } else if v == 0.0 {
         "0".to_string()
-    } else if v.abs() < 1e-6 {
-        format!("{v:e}")
     } else {
-        format!("{v}")
+        format_f32_shortest(v)
+    }
+}
+
+/// double-conversion's `ToShortestSingle` with KenLM's settings (decimal notation for decimal
+/// exponents in [-6, 21), else `d.ddde-7`): the shortest digits that read back to `v`; when two
+/// such digit strings are equally near `v`, the one ending in an even digit (Rust's own shortest
+/// formatting can pick the odd one there, e.g. -1.0195313 for -1.01953125).
+pub fn format_f32_shortest(v: f32) -> String {
+    let sci = format!("{:e}", v.abs());
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let mut digits: Vec<u8> = mantissa.bytes().filter(u8::is_ascii_digit).collect();
+    let n = digits.len();
+    // exact decimal expansion of v (f32 -> f64 is exact): a tie is "<n digits>5000..."
+    let exact = format!("{:.*e}", n + 45, f64::from(v.abs()));
+    let (exact_mantissa, exact_exp) = exact.split_once('e').unwrap_or((&exact, "0"));
+    let exact_digits: Vec<u8> = exact_mantissa.bytes().filter(u8::is_ascii_digit).collect();
+    if exact_exp.parse::<i32>().ok() == Some(exp)
+        && exact_digits.len() > n
+        && exact_digits[n] == b'5'
+        && exact_digits[n + 1..].iter().all(|&d| d == b'0')
+        && (exact_digits[n - 1] - b'0') % 2 == 0
+    {
+        digits.copy_from_slice(&exact_digits[..n]);
+    }
+    let digits = String::from_utf8(digits).unwrap_or_default();
+    let sign = if v < 0.0 { "-" } else { "" };
+    if !(-6..21).contains(&exp) {
+        let (first, rest) = digits.split_at(1);
+        let dot = if rest.is_empty() { "" } else { "." };
+        return format!("{sign}{first}{dot}{rest}e{exp}");
+    }
+    if exp < 0 {
+        let zeros = "0".repeat((-exp - 1) as usize);
+        return format!("{sign}0.{zeros}{digits}");
+    }
+    let int_len = exp as usize + 1;
+    if digits.len() <= int_len {
+        let zeros = "0".repeat(int_len - digits.len());
+        format!("{sign}{digits}{zeros}")
+    } else {
+        format!("{sign}{}.{}", &digits[..int_len], &digits[int_len..])
     }
 }
 
@@ -729,6 +769,16 @@ mod tests {
         assert_eq!(f(0.0), "0");
         assert_eq!(f(-0.0), "0");
         assert_eq!(format_log10(f64::NEG_INFINITY), "-99");
+        // a tie between two shortest strings goes to the even digit, as double-conversion does
+        assert_eq!(format_f32_shortest(-1.019_531_25), "-1.0195312");
+        assert_eq!(format_f32_shortest(-1.144_531_25), "-1.1445312");
+        assert_eq!(format_f32_shortest(-12.5), "-12.5");
+        assert_eq!(format_f32_shortest(-100.0), "-100");
+        assert_eq!(format_f32_shortest(3e-7), "3e-7");
+        assert_eq!(format_f32_shortest(-0.000_001), "-0.000001");
+        for x in [-0.1f32, -5.302_619, -0.006_887_945, -1e-5, -37.25, -1e-9] {
+            assert_eq!(format_f32_shortest(x).parse::<f32>().unwrap(), x);
+        }
     }
 
     #[test]

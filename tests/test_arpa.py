@@ -129,6 +129,19 @@ def test_modified_kneser_ney_arpa_equals_lmplz(
     assert head[order + 4].split("\t")[:2] == ["0", "<s>"]
 
 
+@needs_data
+def test_rewriting_lmplz_file_gives_the_same_lines(tmp_path: Path) -> None:
+    """Read lmplz's ARPA and write it back: the same lines, digit for digit (order aside)."""
+    ref = DATA / "machado-small.o5.arpa.gz"
+    out = tmp_path / "again.arpa"
+    NGramModel.from_arpa(ref).to_arpa(out)
+    with gzip.open(ref, "rt", encoding="utf-8") as f:
+        theirs = f.read().splitlines()
+    ours = out.read_text(encoding="utf-8").splitlines()
+    assert ours[:8] == theirs[:8]  # header and the first unigrams: <unk>, <s>, </s>
+    assert sorted(ours) == sorted(theirs)
+
+
 # ---- (c) round trips ---------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def small_fit() -> tuple[NGramModel, Corpus]:
