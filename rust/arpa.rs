@@ -770,8 +770,8 @@ mod tests {
         assert_eq!(f(-0.0), "0");
         assert_eq!(format_log10(f64::NEG_INFINITY), "-99");
         // a tie between two shortest strings goes to the even digit, as double-conversion does
-        assert_eq!(format_f32_shortest(-1.019_531_25), "-1.0195312");
-        assert_eq!(format_f32_shortest(-1.144_531_25), "-1.1445312");
+        assert_eq!(format_f32_shortest(-1.0 - 5.0 / 256.0), "-1.0195312");
+        assert_eq!(format_f32_shortest(-1.0 - 37.0 / 256.0), "-1.1445312");
         assert_eq!(format_f32_shortest(-12.5), "-12.5");
         assert_eq!(format_f32_shortest(-100.0), "-100");
         assert_eq!(format_f32_shortest(3e-7), "3e-7");
