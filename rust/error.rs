@@ -22,6 +22,20 @@ pub enum Error {
     /// A count overflowed its integer type.
     #[error("{0}")]
     Overflow(String),
+    /// A model file is malformed; `line` is 1-based (0 when no line applies).
+    #[error("{path}, line {line}: {message}")]
+    ModelFormat {
+        path: String,
+        line: usize,
+        message: String,
+    },
+    /// A file could not be opened, read or written.
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// Result alias used throughout the core.

@@ -26,6 +26,8 @@
 //!
 //! Errors are values ([`error::Error`]); nothing here panics on user input.
 
+pub mod arpa;
+pub mod compressed;
 pub mod corpus;
 pub mod counts;
 pub mod error;

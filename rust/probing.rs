@@ -57,6 +57,11 @@ impl ProbingTable {
         ((u128::from(hash_key(key)) * self.slots.len() as u128) >> 64) as usize
     }
 
+    /// Whether one more entry fits without overloading the probe sequences (load <= 0.9).
+    pub fn has_room(&self) -> bool {
+        (self.len + 1) * 10 <= self.slots.len() * 9
+    }
+
     /// Inserts a key that is not in the table yet; returns its slot.
     pub fn insert(&mut self, key: u64, entry: Entry) -> u32 {
         assert!(self.len < self.slots.len(), "probing table sized too small");

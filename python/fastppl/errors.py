@@ -67,6 +67,27 @@ class NotNormalizedError(FastpplError, ValueError):
     """A model whose scores are not probabilities (stupid backoff) was asked for a perplexity."""
 
 
+class ModelFormatError(FastpplError, ValueError):
+    """A model file (ARPA) is malformed.
+
+    Attributes:
+        path: the file.
+        line: the 1-based line number of the problem (0 when no single line is to blame).
+    """
+
+    def __init__(self, message: str, path: str, line: int) -> None:
+        super().__init__(message)
+        self.path = path
+        self.line = line
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class ModelFileNotFoundError(FastpplError, FileNotFoundError):
+    """A model file does not exist (also a :class:`FileNotFoundError`)."""
+
+
 class FastpplWarning(UserWarning):
     """Base class of fastppl warnings."""
 

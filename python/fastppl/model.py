@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 import warnings
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -131,6 +132,52 @@ class NGramModel:
             ),
         )
         return cls(inner)
+
+    @classmethod
+    def from_arpa(cls, path: str | os.PathLike[str]) -> NGramModel:
+        """Loads an ARPA back-off model (as written by KenLM's lmplz, SRILM, fastppl...).
+
+        The file is read line by line (never whole in memory) and may be gzip, xz or bzip2
+        compressed (detected from its first bytes). ARPA values are log10; the model stores and
+        returns natural logs (ln = log10 * ln 10), so ``logprob(..., base=10)`` gives back the
+        file's numbers. ``-99`` in the file means probability (or backoff weight) 0. A file
+        without ``<unk>`` gets ``<unk>`` with log10 probability -100, as KenLM does. Scoring
+        follows KenLM's ``query``: sentences are ``<s> ... </s>``, a missing n-gram backs off
+        adding the backoff weights of the skipped contexts. As in KenLM, the context of every
+        n-gram must be in the file, while a missing suffix (SRILM pruning) gets a "blank" entry
+        (probability by backing off, backoff 0), so ``ngram_counts`` can exceed the header's.
+
+        Args:
+            path: the ARPA file.
+
+        Returns:
+            The model (``smoothing == "arpa"``, ``bos_eos == True``, no training counts).
+
+        Raises:
+            ModelFileNotFoundError: ``path`` does not exist (a ``FileNotFoundError``).
+            ModelFormatError: the file is malformed; the message, ``.path`` and ``.line`` (1-based)
+                name the place.
+            OSError: the file cannot be read.
+        """
+        return cls(_core.NGramModel.from_arpa(os.fspath(path)))
+
+    def to_arpa(self, path: str | os.PathLike[str]) -> None:
+        """Writes the model as an ARPA file in KenLM's layout (log10 values, float32 precision).
+
+        The file is compressed when its name ends in ``.gz``, ``.xz`` or ``.bz2``. Probabilities
+        and backoff weights are written as log10 numbers rounded to float32 with the shortest
+        digits that read back to the same float32, as lmplz prints them.
+
+        Args:
+            path: the file to create (overwritten if it exists).
+
+        Raises:
+            InvalidArgumentError: the model has no ARPA form: ``mle``, ``additive`` / ``laplace``
+                (their probabilities do not back off), ``stupid_backoff`` (not normalized) or a
+                model fitted with ``bos_eos=False``.
+            OSError: the file cannot be written.
+        """
+        self._inner.to_arpa(os.fspath(path))
 
     # ---- properties ---------------------------------------------------------------------
     @property

@@ -1,6 +1,6 @@
 //! The one place where core errors become Python exceptions (classes of `fastppl.errors`).
 
-use pyo3::exceptions::PyOverflowError;
+use pyo3::exceptions::{PyOSError, PyOverflowError};
 use pyo3::prelude::*;
 
 use crate::error::Error;
@@ -19,6 +19,22 @@ where
     made.unwrap_or_else(|e| e)
 }
 
+/// An `OSError` for a file: `ModelFileNotFoundError` when it does not exist, else the `OSError`
+/// subclass Python picks from the errno (`PermissionError`...), with `filename` set.
+fn io_error(py: Python<'_>, path: &str, source: &std::io::Error) -> PyErr {
+    if source.kind() == std::io::ErrorKind::NotFound {
+        return raise(
+            py,
+            "ModelFileNotFoundError",
+            (2, "No such file or directory", path.to_string()),
+        );
+    }
+    match source.raw_os_error() {
+        Some(errno) => PyOSError::new_err((errno, source.to_string(), path.to_string())),
+        None => PyOSError::new_err(format!("{path}: {source}")),
+    }
+}
+
 /// Converts a core error into the matching `fastppl.errors` exception.
 pub fn to_pyerr(err: Error) -> PyErr {
     Python::attach(|py| {
@@ -32,6 +48,10 @@ pub fn to_pyerr(err: Error) -> PyErr {
                 position,
             } => raise(py, "OutOfVocabularyError", (msg, word, sentence, position)),
             Error::Overflow(_) => PyOverflowError::new_err(msg),
+            Error::ModelFormat { path, line, .. } => {
+                raise(py, "ModelFormatError", (msg, path, line))
+            }
+            Error::Io { path, source } => io_error(py, &path, &source),
         }
     })
 }

@@ -102,6 +102,24 @@ impl PyModel {
         })
     }
 
+    /// Reads an ARPA file (plain, .gz, .xz, .bz2); releases the GIL.
+    #[staticmethod]
+    fn from_arpa(py: Python<'_>, path: std::path::PathBuf) -> PyResult<Self> {
+        let model = py
+            .detach(|| crate::arpa::read_arpa(&path))
+            .map_err(to_pyerr)?;
+        Ok(PyModel {
+            model: Arc::new(model),
+        })
+    }
+
+    /// Writes the model as an ARPA file, compressed by extension; releases the GIL.
+    fn to_arpa(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
+        let model = Arc::clone(&self.model);
+        py.detach(|| crate::arpa::write_arpa(&model, &path))
+            .map_err(to_pyerr)
+    }
+
     #[getter]
     fn order(&self) -> usize {
         self.model.order

@@ -1,0 +1,907 @@
+//! ARPA back-off language model files, read and written as KenLM does (`lm/read_arpa.cc`,
+//! `lm/common/print.cc`), streamed line by line and (de)compressed on the fly (see
+//! [`crate::compressed`]).
+//!
+//! ## Format
+//! ```text
+//! \data\
+//! ngram 1=<count>
+//! ...
+//!
+//! \1-grams:
+//! <log10 p>\t<word>\t<log10 backoff>
+//! ...
+//!
+//! \N-grams:
+//! <log10 p>\t<w1> ... <wN>
+//!
+//! \end\
+//! ```
+//! Values are log10 in the file and natural logs in [`Model`] (ln = log10 · ln 10).
+//!
+//! ## Reading (KenLM's rules unless said otherwise)
+//! - Blank lines and lines starting with `#` may come before `\data\`; the counts must be
+//!   `ngram 1=`, `ngram 2=`, ... in order. Each section must hold exactly the announced number of
+//!   n-grams, fields separated by tabs (words by spaces); lines with no tab at all are split on
+//!   whitespace. After `\end\` only blank lines may follow.
+//! - A missing backoff is 0 (weight 1). A backoff on the highest order must be 0. A positive log
+//!   probability, a NaN or an infinite backoff is an error (KenLM's default).
+//! - `-99` (SRILM's spelling of log10 0) means probability 0 / weight 0.
+//! - `<unk>`, `<s>`, `</s>` get ids 0, 1, 2 wherever they appear. `<s>` is never predicted, so its
+//!   probability is ignored. A file without `<unk>` gets `<unk>` with log10 probability -100 as
+//!   KenLM substitutes (`Config::unknown_missing_logprob`); a file without `<s>` or `</s>` is refused,
+//!   as KenLM does by default (`sentence_marker_missing = THROW_UP`).
+//! - A word of a higher-order n-gram that is not among the unigrams is an error (KenLM: "was not
+//!   seen in the unigrams").
+//! - The context (prefix) of every n-gram must be an (n-1)-gram of the file: KenLM refuses the
+//!   file otherwise ("The context of every n-gram should appear as an (n-1)-gram",
+//!   `lm/search_hashed.cc` ActivateLowerMiddle), and so does fastppl.
+//! - A missing suffix (files pruned by SRILM can hold `a b c` without `b c`) is allowed: KenLM
+//!   inserts a "blank" entry for it whose probability is what backing off gives and whose backoff
+//!   is 0 (`lm/search_hashed.cc` FindLower/AdjustLower); fastppl does the same, so scores agree
+//!   with KenLM's. Blanks are stored (and written back by [`write_arpa`]), so `ngram_counts` can
+//!   exceed the header's counts.
+//! - A duplicate n-gram is an error.
+//!
+//! ## Writing
+//! KenLM's layout: the header, then each order with `<unk>` first among unigrams and every
+//! n-gram below the highest order carrying a backoff column (0 included); `<s>` is written with
+//! log10 probability 0 as lmplz does. Values are rounded to float32 and printed with the
+//! shortest digits that read back to the same float32, in decimal notation unless the magnitude is
+//! below 1e-6 (double-conversion's `ToShortestSingle` with KenLM's settings). Probability or
+//! weight 0 is written `-99`.
+
+use std::f64::consts::LN_10;
+use std::io::{self, BufRead, BufWriter, Write};
+use std::path::Path;
+
+use crate::compressed::{open_read, Output};
+use crate::counts::MAX_ORDER;
+use crate::error::{Error, Result};
+use crate::model::{Fallback, Model, OrderTable};
+use crate::probing::{Entry, ProbingTable};
+use crate::table::{key_prefix, key_word, pack, NONE};
+use crate::vocab::{Vocab, BOS, EOS, UNK};
+
+/// log10 probability KenLM gives `<unk>` when the file has none.
+pub const UNKNOWN_MISSING_LOG10: f64 = -100.0;
+
+/// Reads an ARPA file (plain, .gz, .xz or .bz2, detected from its first bytes).
+pub fn read_arpa(path: &Path) -> Result<Model> {
+    let reader = open_read(path)?;
+    read_arpa_from(reader, &path.display().to_string())
+}
+
+/// Line reader with a 1-based line number and one line of push-back.
+struct Lines<R> {
+    reader: R,
+    buf: Vec<u8>,
+    line: usize,
+    held: bool,
+    eof: bool,
+    path: String,
+}
+
+impl<R: BufRead> Lines<R> {
+    fn fail(&self, message: impl Into<String>) -> Error {
+        Error::ModelFormat {
+            path: self.path.clone(),
+            line: self.line,
+            message: message.into(),
+        }
+    }
+
+    /// Moves to the next line; false at the end of the file.
+    fn advance(&mut self) -> Result<bool> {
+        if self.held {
+            self.held = false;
+            return Ok(true);
+        }
+        if self.eof {
+            return Ok(false);
+        }
+        self.buf.clear();
+        let n = match self.reader.read_until(b'\n', &mut self.buf) {
+            Ok(n) => n,
+            Err(e) => {
+                self.line += 1;
+                return Err(self.fail(format!("cannot read the file here: {e}")));
+            }
+        };
+        if n == 0 {
+            self.eof = true;
+            return Ok(false);
+        }
+        self.line += 1;
+        if self.buf.last() == Some(&b'\n') {
+            self.buf.pop();
+        }
+        if self.buf.last() == Some(&b'\r') {
+            self.buf.pop();
+        }
+        if let Err(e) = std::str::from_utf8(&self.buf) {
+            return Err(self.fail(format!(
+                "not valid UTF-8 (byte {} of the line)",
+                e.valid_up_to() + 1
+            )));
+        }
+        Ok(true)
+    }
+
+    /// The current line (checked UTF-8 by [`Lines::advance`]).
+    fn text(&self) -> &str {
+        std::str::from_utf8(&self.buf).unwrap_or("")
+    }
+
+    /// Makes the next [`Lines::advance`] return the current line again.
+    fn hold(&mut self) {
+        self.held = true;
+    }
+}
+
+fn is_blank(s: &str) -> bool {
+    s.bytes().all(|b| b.is_ascii_whitespace())
+}
+
+/// At most 60 characters of `s`, quoted, for messages.
+fn quote(s: &str) -> String {
+    match s.char_indices().nth(60) {
+        Some((i, _)) => format!("{:?}...", &s[..i]),
+        None => format!("{s:?}"),
+    }
+}
+
+/// `\m-grams:` -> m.
+fn section_order(s: &str) -> Option<usize> {
+    s.strip_prefix('\\')?.strip_suffix("-grams:")?.parse().ok()
+}
+
+/// A log10 value from the file in natural log; -99 is log10 0.
+fn parse_log10(field: &str) -> Option<f64> {
+    let v: f64 = field.parse().ok()?;
+    if v.is_nan() {
+        return None;
+    }
+    Some(if v == -99.0 {
+        f64::NEG_INFINITY
+    } else {
+        v * LN_10
+    })
+}
+
+/// Reads an ARPA model from `reader`; `path` names it in error messages.
+pub fn read_arpa_from(reader: impl BufRead, path: &str) -> Result<Model> {
+    let mut lines = Lines {
+        reader,
+        buf: Vec::new(),
+        line: 0,
+        held: false,
+        eof: false,
+        path: path.to_string(),
+    };
+
+    // \data\
+    loop {
+        if !lines.advance()? {
+            return Err(lines.fail("no \\data\\ line: the file is empty or holds only comments"));
+        }
+        let t = lines.text();
+        if is_blank(t) || t.starts_with('#') {
+            continue;
+        }
+        if t.trim_end() == "\\data\\" {
+            break;
+        }
+        let hint = if lines.buf.starts_with(&[0x1f, 0x8b]) {
+            " (this looks like gzip data inside a compressed file)"
+        } else {
+            ""
+        };
+        return Err(lines.fail(format!(
+            "expected \\data\\ as the first line that is not blank or a # comment, got {}{hint}",
+            quote(t)
+        )));
+    }
+
+    // ngram m=count
+    let mut announced: Vec<u64> = Vec::new();
+    loop {
+        if !lines.advance()? {
+            return Err(lines.fail("the file ends inside the \\data\\ header (truncated?)"));
+        }
+        let t = lines.text().trim();
+        if t.is_empty() {
+            break;
+        }
+        if t.starts_with('\\') {
+            lines.hold();
+            break;
+        }
+        let Some(rest) = t.strip_prefix("ngram") else {
+            return Err(lines.fail(format!(
+                "expected a count line \"ngram {}=<count>\" or a blank line, got {}",
+                announced.len() + 1,
+                quote(t)
+            )));
+        };
+        let parsed = rest.split_once('=').and_then(|(m, c)| {
+            Some((
+                m.trim().parse::<usize>().ok()?,
+                c.trim().parse::<u64>().ok()?,
+            ))
+        });
+        match parsed {
+            Some((m, c)) if m == announced.len() + 1 => announced.push(c),
+            Some((m, _)) => {
+                return Err(lines.fail(format!(
+                    "count lines must be ngram 1=, ngram 2=, ... in order; expected ngram {}=, got \
+                     ngram {m}=",
+                    announced.len() + 1
+                )))
+            }
+            None => {
+                return Err(lines.fail(format!(
+                    "bad count line {}: expected \"ngram {}=<count>\"",
+                    quote(t),
+                    announced.len() + 1
+                )))
+            }
+        }
+    }
+    let order = announced.len();
+    if order == 0 {
+        return Err(lines.fail("the \\data\\ header announces no n-gram count"));
+    }
+    if order > MAX_ORDER {
+        return Err(lines.fail(format!("order {order} is above the maximum {MAX_ORDER}")));
+    }
+
+    let mut model = Model {
+        order,
+        bos_eos: true,
+        vocab: Vocab::new(),
+        unigram_logp: vec![f64::NAN; 3],
+        unigram_weight: vec![0.0; 3],
+        unigram_counts: Vec::new(),
+        higher: Vec::with_capacity(order - 1),
+        fallback: Fallback::Chain,
+        missing_weight: 0.0,
+        normalized: true,
+        smoothing: "arpa".to_string(),
+        discounts: Vec::new(),
+    };
+
+    for m in 1..=order {
+        // \m-grams:
+        loop {
+            if !lines.advance()? {
+                return Err(lines.fail(format!(
+                    "the file ends before the \\{m}-grams: section (truncated?)"
+                )));
+            }
+            if !is_blank(lines.text()) {
+                break;
+            }
+        }
+        let t = lines.text().trim_end();
+        match section_order(t) {
+            Some(k) if k == m => {}
+            Some(k) => {
+                return Err(lines.fail(format!(
+                    "expected the \\{m}-grams: section, got \\{k}-grams:{}",
+                    if k > order {
+                        format!(" (the header announces {order} orders)")
+                    } else {
+                        String::new()
+                    }
+                )))
+            }
+            None if t == "\\end\\" => {
+                return Err(lines.fail(format!(
+                    "\\end\\ before the \\{m}-grams: section announced in the header"
+                )))
+            }
+            None => {
+                return Err(lines.fail(format!(
+                    "expected the \\{m}-grams: section header, got {}{}",
+                    quote(t),
+                    if t.starts_with('\\') {
+                        " (unknown section)"
+                    } else {
+                        ""
+                    }
+                )))
+            }
+        }
+        if m >= 2 {
+            model.higher.push(OrderTable {
+                table: ProbingTable::with_entries(announced[m - 1] as usize),
+                counts: Vec::new(),
+            });
+        }
+        let expected = announced[m - 1];
+        let mut seen: u64 = 0;
+        let mut ids: Vec<u32> = Vec::with_capacity(m);
+        loop {
+            if !lines.advance()? {
+                return Err(lines.fail(format!(
+                    "the file ends inside \\{m}-grams: after {seen} of the {expected} n-grams \
+                     announced (truncated?)"
+                )));
+            }
+            let t = lines.text();
+            if is_blank(t) || t.starts_with('\\') {
+                lines.hold();
+                break;
+            }
+            if seen == expected {
+                return Err(lines.fail(format!(
+                    "\\{m}-grams: holds more n-grams than the {expected} announced in the header"
+                )));
+            }
+            let (logp, words, backoff) = split_fields(t, m).map_err(|msg| lines.fail(msg))?;
+            let logp = parse_log10(logp)
+                .ok_or_else(|| lines.fail(format!("bad log10 probability {}", quote(logp))))?;
+            if logp > 0.0 {
+                return Err(lines.fail(format!(
+                    "positive log10 probability {} (a probability above 1)",
+                    logp / LN_10
+                )));
+            }
+            let weight = match backoff {
+                None => 0.0,
+                Some(b) => match parse_log10(b) {
+                    Some(w) if w != f64::INFINITY => w,
+                    _ => return Err(lines.fail(format!("bad log10 backoff {}", quote(b)))),
+                },
+            };
+            if m == order && weight != 0.0 {
+                return Err(lines.fail(format!(
+                    "non-zero backoff {} on an n-gram of the highest order",
+                    quote(backoff.unwrap_or(""))
+                )));
+            }
+            if m == 1 {
+                let word = words.trim();
+                let before = model.vocab.len();
+                let id = model.vocab.intern(word);
+                if (id as usize) < before {
+                    if !model.unigram_logp[id as usize].is_nan() {
+                        return Err(lines.fail(format!("duplicate unigram {}", quote(word))));
+                    }
+                } else {
+                    model.unigram_logp.push(f64::NAN);
+                    model.unigram_weight.push(0.0);
+                }
+                model.unigram_logp[id as usize] = logp;
+                model.unigram_weight[id as usize] = weight;
+            } else {
+                ids.clear();
+                for w in words.split_ascii_whitespace() {
+                    match model.vocab.get(w) {
+                        Some(id) => ids.push(id),
+                        None => {
+                            return Err(lines.fail(format!(
+                                "word {} is not among the unigrams (which must list the whole \
+                                 vocabulary)",
+                                quote(w)
+                            )))
+                        }
+                    }
+                }
+                let Some(prefix) = model.find(&ids[..m - 1]) else {
+                    return Err(lines.fail(format!(
+                        "the context of the {m}-gram {} is not among the {}-grams (KenLM \
+                         refuses such files too: \"the context of every n-gram should appear as \
+                         an (n-1)-gram\")",
+                        quote(words),
+                        m - 1
+                    )));
+                };
+                if m >= 3 {
+                    ensure(&mut model, &ids[1..]);
+                }
+                // inserting a blank suffix may have moved the prefix to a new slot
+                let prefix = model.find(&ids[..m - 1]).unwrap_or(prefix);
+                if !insert(&mut model, m, prefix, ids[m - 1], logp, weight) {
+                    return Err(lines.fail(format!("duplicate {m}-gram {}", quote(words))));
+                }
+            }
+            seen += 1;
+        }
+        if seen != expected {
+            return Err(lines.fail(format!(
+                "\\{m}-grams: holds {seen} n-grams but the header announces {expected}"
+            )));
+        }
+        if m == 1 {
+            for (id, name) in [(BOS, "<s>"), (EOS, "</s>")] {
+                if model.unigram_logp[id as usize].is_nan() {
+                    return Err(lines.fail(format!(
+                        "the unigrams have no {name}: fastppl, like KenLM by default, needs the \
+                         sentence markers <s> and </s>"
+                    )));
+                }
+            }
+            if model.unigram_logp[UNK as usize].is_nan() {
+                model.unigram_logp[UNK as usize] = UNKNOWN_MISSING_LOG10 * LN_10;
+                model.unigram_weight[UNK as usize] = 0.0;
+            }
+            model.unigram_logp[BOS as usize] = f64::NEG_INFINITY;
+        }
+    }
+
+    // \end\
+    loop {
+        if !lines.advance()? {
+            return Err(lines.fail("the file ends without \\end\\ (truncated?)"));
+        }
+        if !is_blank(lines.text()) {
+            break;
+        }
+    }
+    let t = lines.text().trim_end();
+    if t != "\\end\\" {
+        let msg = match section_order(t) {
+            Some(k) => format!(
+                "section \\{k}-grams: is not announced in the \\data\\ header (which stops at \
+                 order {order})"
+            ),
+            None => format!("expected \\end\\, got {}", quote(t)),
+        };
+        return Err(lines.fail(msg));
+    }
+    while lines.advance()? {
+        if !is_blank(lines.text()) {
+            return Err(lines.fail(format!(
+                "unexpected line after \\end\\: {}",
+                quote(lines.text())
+            )));
+        }
+    }
+    Ok(model)
+}
+
+/// Splits an n-gram line of order `m` into (log10 p, words, backoff).
+fn split_fields(line: &str, m: usize) -> std::result::Result<(&str, &str, Option<&str>), String> {
+    let wrong_length =
+        |k: usize| format!("an n-gram of {k} word(s) in the \\{m}-grams: section (expected {m})");
+    if line.contains('\t') {
+        let mut parts = line.split('\t');
+        let logp = parts.next().unwrap_or("").trim();
+        let Some(words) = parts.next() else {
+            return Err("expected <log10 p>\\t<words>[\\t<backoff>]".into());
+        };
+        let backoff = parts.next().map(str::trim);
+        if parts.next().is_some() {
+            return Err(
+                "too many tab-separated fields: expected <log10 p>\\t<words>[\\t<backoff>]".into(),
+            );
+        }
+        let k = words.split_ascii_whitespace().count();
+        if k != m {
+            return Err(wrong_length(k));
+        }
+        let backoff = backoff.filter(|b| !b.is_empty());
+        Ok((logp, words, backoff))
+    } else {
+        // whitespace-separated: p w1 .. wm [backoff]
+        let fields: Vec<&str> = line.split_ascii_whitespace().collect();
+        if fields.len() != m + 1 && fields.len() != m + 2 {
+            return Err(format!(
+                "{} field(s) where a {m}-gram line has {} or {}: <log10 p> <{m} words> [<backoff>]",
+                fields.len(),
+                m + 1,
+                m + 2
+            ));
+        }
+        // words as a sub-slice of the line
+        let start = fields[1].as_ptr() as usize - line.as_ptr() as usize;
+        let last = fields[m];
+        let end = last.as_ptr() as usize - line.as_ptr() as usize + last.len();
+        Ok((fields[0], &line[start..end], fields.get(m + 1).copied()))
+    }
+}
+
+/// Inserts n-gram `(prefix, w)` of order m >= 2; false if it was already there.
+fn insert(model: &mut Model, m: usize, prefix: u32, w: u32, logp: f64, weight: f64) -> bool {
+    let key = pack(prefix, w);
+    if model.higher[m - 2].table.find(key).is_some() {
+        return false;
+    }
+    if !model.higher[m - 2].table.has_room() {
+        grow(model, m);
+    }
+    let weight = if m < model.order { weight } else { 0.0 };
+    model.higher[m - 2]
+        .table
+        .insert(key, Entry { logp, weight });
+    true
+}
+
+/// Gives order `m` twice the room (blank entries went beyond the header's count): its entries
+/// move to new slots, so the keys of every higher order are renumbered too.
+fn grow(model: &mut Model, m: usize) {
+    let mut renumber: Option<Vec<u32>> = None;
+    for k in m..=model.order {
+        let old = &model.higher[k - 2].table;
+        let entries = if k == m { old.len() * 2 + 1 } else { old.len() };
+        let mut table = ProbingTable::with_entries(entries);
+        let mut slots = vec![NONE; old.capacity()];
+        for (slot, key, entry) in old.iter() {
+            let prefix = match &renumber {
+                None => key_prefix(key),
+                Some(r) => r[key_prefix(key) as usize],
+            };
+            slots[slot as usize] = table.insert(pack(prefix, key_word(key)), *entry);
+        }
+        model.higher[k - 2].table = table;
+        renumber = Some(slots);
+    }
+}
+
+/// The entry of the n-gram `ids` (every id a unigram), inserting a "blank" entry for it and its
+/// missing prefixes and suffixes as KenLM does for suffixes: probability by backing off, backoff
+/// 0. Called on the suffix of each n-gram read (a prefix of a suffix is a suffix of the prefix,
+/// which is already stored, or itself a missing suffix).
+fn ensure(model: &mut Model, ids: &[u32]) -> u32 {
+    let m = ids.len();
+    if m == 1 {
+        return ids[0];
+    }
+    if let Some(e) = model.find(ids) {
+        return e;
+    }
+    ensure(model, &ids[..m - 1]);
+    if m >= 3 {
+        ensure(model, &ids[1..]);
+    }
+    // inserting the suffix may have moved the prefix: look it up again
+    let prefix = model.find(&ids[..m - 1]).unwrap_or(NONE);
+    let mut state = model.state_after(&ids[..m - 1]);
+    let logp = model.score(&mut state, ids[m - 1]);
+    insert(model, m, prefix, ids[m - 1], logp, 0.0);
+    model.find(ids).unwrap_or(NONE)
+}
+
+/// A natural-log value as KenLM prints a float32 log10: shortest round-trip digits, decimal
+/// notation unless below 1e-6 in magnitude; log 0 as `-99`.
+pub fn format_log10(ln_value: f64) -> String {
+    let v = (ln_value / LN_10) as f32;
+    if v.is_nan() || v == f32::NEG_INFINITY {
+        "-99".to_string()
+    } else if v == 0.0 {
+        "0".to_string()
+    } else {
+        format_f32_shortest(v)
+    }
+}
+
+/// double-conversion's `ToShortestSingle` with KenLM's settings (decimal notation for decimal
+/// exponents in [-6, 21), else `d.ddde-7`): the shortest digits that read back to `v`; when two
+/// such digit strings are equally near `v`, the one ending in an even digit (Rust's own shortest
+/// formatting can pick the odd one there, e.g. -1.0195313 for -1.01953125).
+pub fn format_f32_shortest(v: f32) -> String {
+    let sci = format!("{:e}", v.abs());
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let mut digits: Vec<u8> = mantissa.bytes().filter(u8::is_ascii_digit).collect();
+    let n = digits.len();
+    // exact decimal expansion of v (f32 -> f64 is exact): a tie is "<n digits>5000..."
+    let exact = format!("{:.*e}", n + 45, f64::from(v.abs()));
+    let (exact_mantissa, exact_exp) = exact.split_once('e').unwrap_or((&exact, "0"));
+    let exact_digits: Vec<u8> = exact_mantissa.bytes().filter(u8::is_ascii_digit).collect();
+    if exact_exp.parse::<i32>().ok() == Some(exp)
+        && exact_digits.len() > n
+        && exact_digits[n] == b'5'
+        && exact_digits[n + 1..].iter().all(|&d| d == b'0')
+        && (exact_digits[n - 1] - b'0') % 2 == 0
+    {
+        digits.copy_from_slice(&exact_digits[..n]);
+    }
+    let digits = String::from_utf8(digits).unwrap_or_default();
+    let sign = if v < 0.0 { "-" } else { "" };
+    if !(-6..21).contains(&exp) {
+        let (first, rest) = digits.split_at(1);
+        let dot = if rest.is_empty() { "" } else { "." };
+        return format!("{sign}{first}{dot}{rest}e{exp}");
+    }
+    if exp < 0 {
+        let zeros = "0".repeat((-exp - 1) as usize);
+        return format!("{sign}0.{zeros}{digits}");
+    }
+    let int_len = exp as usize + 1;
+    if digits.len() <= int_len {
+        let zeros = "0".repeat(int_len - digits.len());
+        format!("{sign}{digits}{zeros}")
+    } else {
+        format!("{sign}{}.{}", &digits[..int_len], &digits[int_len..])
+    }
+}
+
+/// Writes `model` as an ARPA file, compressed by the extension of `path` (.gz, .xz, .bz2).
+pub fn write_arpa(model: &Model, path: &Path) -> Result<()> {
+    check_writable(model)?;
+    let out = Output::create(path)?;
+    let shown = out.path().to_string();
+    let io_err = |source: io::Error| Error::Io {
+        path: shown.clone(),
+        source,
+    };
+    let mut w = BufWriter::with_capacity(1 << 16, out);
+    write_arpa_to(model, &mut w).map_err(io_err)?;
+    let out = w.into_inner().map_err(|e| io_err(e.into_error()))?;
+    out.finish()
+}
+
+/// Refuses the models that have no ARPA form.
+pub fn check_writable(model: &Model) -> Result<()> {
+    if model.fallback == Fallback::Flat {
+        return Err(Error::invalid(format!(
+            "a {} model cannot be written as ARPA: its probabilities do not back off to shorter \
+             histories (backoff form needs an interpolated or backoff estimator such as \
+             modified_kneser_ney, kneser_ney, witten_bell or absolute_discounting)",
+            model.smoothing
+        )));
+    }
+    if !model.normalized || model.missing_weight != 0.0 {
+        return Err(Error::invalid(format!(
+            "a {} model gives scores, not probabilities: an ARPA file of it would be read as a \
+             probability model by other tools, so fastppl refuses to write one",
+            model.smoothing
+        )));
+    }
+    if !model.bos_eos {
+        return Err(Error::invalid(
+            "ARPA models score sentences as <s> ... </s>; this model was fitted with \
+             bos_eos=False, so an ARPA file of it would be scored differently",
+        ));
+    }
+    Ok(())
+}
+
+fn push_words(model: &Model, m: usize, entry: u32, out: &mut Vec<u8>) {
+    if m == 1 {
+        out.extend_from_slice(model.vocab.word(entry).as_bytes());
+    } else {
+        let key = model.higher[m - 2].table.key(entry);
+        push_words(model, m - 1, key_prefix(key), out);
+        out.push(b' ');
+        out.extend_from_slice(model.vocab.word(key_word(key)).as_bytes());
+    }
+}
+
+/// Writes `model` in ARPA form to `w` (see the module documentation for the layout).
+pub fn write_arpa_to(model: &Model, w: &mut impl Write) -> io::Result<()> {
+    let order = model.order;
+    let counts: Vec<usize> = std::iter::once(model.vocab.len())
+        .chain(model.higher.iter().map(|t| t.table.len()))
+        .collect();
+    w.write_all(b"\\data\\\n")?;
+    for (i, c) in counts.iter().enumerate() {
+        writeln!(w, "ngram {}={c}", i + 1)?;
+    }
+    w.write_all(b"\n\\1-grams:\n")?;
+    let mut line = Vec::with_capacity(256);
+    for id in 0..model.vocab.len() as u32 {
+        line.clear();
+        let p = if id == BOS {
+            "0".to_string()
+        } else {
+            format_log10(model.unigram_logp[id as usize])
+        };
+        line.extend_from_slice(p.as_bytes());
+        line.push(b'\t');
+        line.extend_from_slice(model.vocab.word(id).as_bytes());
+        if order > 1 {
+            line.push(b'\t');
+            line.extend_from_slice(format_log10(model.unigram_weight[id as usize]).as_bytes());
+        }
+        line.push(b'\n');
+        w.write_all(&line)?;
+    }
+    // each order in lexicographic order of word ids, so that equal models give equal files
+    let mut rank: Vec<u32> = (0..model.vocab.len() as u32).collect();
+    for m in 2..=order {
+        let table = &model.higher[m - 2];
+        writeln!(w, "\n\\{m}-grams:")?;
+        let mut sorted: Vec<(u32, u32, u32)> = table
+            .table
+            .iter()
+            .map(|(g, key, _)| (rank[key_prefix(key) as usize], key_word(key), g))
+            .collect();
+        sorted.sort_unstable();
+        let mut next_rank = vec![0u32; table.table.capacity()];
+        for (r, &(_, _, g)) in sorted.iter().enumerate() {
+            next_rank[g as usize] = r as u32;
+        }
+        rank = next_rank;
+        for &(_, _, g) in &sorted {
+            let entry = table.table.entry(g);
+            line.clear();
+            line.extend_from_slice(format_log10(entry.logp).as_bytes());
+            line.push(b'\t');
+            push_words(model, m, g, &mut line);
+            if m < order {
+                line.push(b'\t');
+                line.extend_from_slice(format_log10(entry.weight).as_bytes());
+            }
+            line.push(b'\n');
+            w.write_all(&line)?;
+        }
+    }
+    w.write_all(b"\n\\end\\\n")?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TINY: &str =
+        "\\data\\\nngram 1=5\nngram 2=4\n\n\\1-grams:\n-1.0\t<unk>\t0\n-99\t<s>\t-0.5\n\
+                        -0.5\t</s>\t0\n-0.4\ta\t-0.3\n-0.6\tb\t-0.2\n\n\\2-grams:\n-0.2\t<s> a\n\
+                        -0.3\ta b\n-0.1\tb </s>\n-0.4\ta </s>\n\n\\end\\\n";
+
+    fn read(text: &str) -> Result<Model> {
+        read_arpa_from(text.as_bytes(), "test.arpa")
+    }
+
+    fn line_of(err: Error) -> usize {
+        match err {
+            Error::ModelFormat { line, .. } => line,
+            other => panic!("not a format error: {other}"),
+        }
+    }
+
+    #[test]
+    fn reads_and_scores_with_backoff() {
+        let model = read(TINY).unwrap();
+        assert_eq!(model.order, 2);
+        assert_eq!(model.vocab.len(), 5);
+        assert_eq!(model.ngram_counts(), vec![4, 4]);
+        let a = model.vocab.get("a").unwrap();
+        let b = model.vocab.get("b").unwrap();
+        // p(a | <s>) stored; p(a | b) = bo(b) + p(a)
+        let mut st = model.sentence_start();
+        assert!((model.score(&mut st, a) / LN_10 + 0.2).abs() < 1e-12);
+        let mut st = model.state_after(&[b]);
+        assert!((model.score(&mut st, a) / LN_10 - (-0.2 - 0.4)).abs() < 1e-12);
+        assert_eq!(model.unigram_logp[BOS as usize], f64::NEG_INFINITY);
+    }
+
+    #[test]
+    fn write_then_read_back() {
+        let model = read(TINY).unwrap();
+        let mut out = Vec::new();
+        write_arpa_to(&model, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.starts_with(
+            "\\data\\\nngram 1=5\nngram 2=4\n\n\\1-grams:\n-1\t<unk>\t0\n0\t<s>\t-0.5\n"
+        ));
+        let again = read(&text).unwrap();
+        assert_eq!(again.ngram_counts(), model.ngram_counts());
+        let mut o2 = Vec::new();
+        write_arpa_to(&again, &mut o2).unwrap();
+        assert_eq!(String::from_utf8(o2).unwrap(), text);
+    }
+
+    #[test]
+    fn formats_like_kenlm() {
+        let f = |x: f64| format_log10(x * LN_10);
+        assert_eq!(f(-0.0000978082), "-0.0000978082");
+        assert_eq!(f(-5.302619), "-5.302619");
+        assert_eq!(f(-1.5e-7), "-1.5e-7");
+        assert_eq!(f(0.0), "0");
+        assert_eq!(f(-0.0), "0");
+        assert_eq!(format_log10(f64::NEG_INFINITY), "-99");
+        // a tie between two shortest strings goes to the even digit, as double-conversion does
+        assert_eq!(format_f32_shortest(-1.0 - 5.0 / 256.0), "-1.0195312");
+        assert_eq!(format_f32_shortest(-1.0 - 37.0 / 256.0), "-1.1445312");
+        assert_eq!(format_f32_shortest(-12.5), "-12.5");
+        assert_eq!(format_f32_shortest(-100.0), "-100");
+        assert_eq!(format_f32_shortest(3e-7), "3e-7");
+        assert_eq!(format_f32_shortest(-0.000_001), "-0.000001");
+        for x in [-0.1f32, -5.302_619, -0.006_887_945, -1e-5, -37.25, -1e-9] {
+            assert_eq!(format_f32_shortest(x).parse::<f32>().unwrap(), x);
+        }
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        assert_eq!(line_of(read("hello\n").unwrap_err()), 1);
+        assert_eq!(
+            line_of(read(&TINY.replace("ngram 2=4", "ngram 3=4")).unwrap_err()),
+            3
+        );
+        assert_eq!(
+            line_of(read(&TINY.replace("-0.3\ta b", "x\ta b")).unwrap_err()),
+            14
+        );
+        assert_eq!(
+            line_of(read(&TINY.replace("-0.3\ta b", "-0.3\ta b c")).unwrap_err()),
+            14
+        );
+        assert_eq!(
+            line_of(read(&TINY.replace("-0.3\ta b", "-0.2\t<s> a")).unwrap_err()),
+            14
+        );
+        assert_eq!(
+            line_of(read(&TINY.replace("ngram 2=4", "ngram 2=5")).unwrap_err()),
+            17
+        );
+        assert_eq!(
+            line_of(read(&TINY.replace("\\end\\\n", "")).unwrap_err()),
+            17
+        );
+        assert_eq!(line_of(read(&TINY[..100]).unwrap_err()), 10);
+        assert_eq!(
+            line_of(read(&TINY.replace("\\2-grams:", "\\3-grams:")).unwrap_err()),
+            12
+        );
+        assert_eq!(
+            line_of(read(&TINY.replace("\\2-grams:", "\\foo:")).unwrap_err()),
+            12
+        );
+        let mut bytes = TINY.as_bytes().to_vec();
+        let at = TINY.find("a\t-0.3").unwrap();
+        bytes[at] = 0xff;
+        assert_eq!(line_of(read_arpa_from(&bytes[..], "x").unwrap_err()), 9);
+    }
+
+    #[test]
+    fn missing_unk_and_missing_contexts() {
+        let text = "\\data\\\nngram 1=4\nngram 2=1\nngram 3=1\n\n\\1-grams:\n-99\t<s>\t-0.5\n\
+                    -0.5\t</s>\t-0.1\n-0.4\ta\t-0.3\n-0.6\tb\t-0.2\n\n\\2-grams:\n-0.2\t<s> a\t-0.7\n\n\
+                    \\3-grams:\n-0.05\t<s> a b\n\n\\end\\\n";
+        let model = read(text).unwrap();
+        let no_prefix = text.replace("-0.2\t<s> a\t-0.7", "-0.2\t<s> b\t-0.7");
+        assert_eq!(line_of(read(&no_prefix).unwrap_err()), 16);
+        assert_eq!(model.unigram_logp[UNK as usize], -100.0 * LN_10);
+        // "a b" (suffix of "<s> a b") was inserted as a blank: p(b|a) = bo(a) + p(b)
+        assert_eq!(model.ngram_counts(), vec![4, 2, 1]);
+        let a = model.vocab.get("a").unwrap();
+        let b = model.vocab.get("b").unwrap();
+        let mut st = model.state_after(&[a]);
+        assert!((model.score(&mut st, b) / LN_10 - (-0.3 - 0.6)).abs() < 1e-12);
+        let mut st = model.sentence_start();
+        model.score(&mut st, a);
+        assert!((model.score(&mut st, b) / LN_10 + 0.05).abs() < 1e-12);
+    }
+
+    #[test]
+    fn mutated_files_never_panic() {
+        const ALPHABET: &[u8] = b"\t\n -.0123456789abs<>/\\";
+        // xorshift: deterministic, no dependency
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move |n: usize| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n as u64) as usize
+        };
+        let mut loaded = 0;
+        for _ in 0..3000 {
+            let mut bytes = TINY.as_bytes().to_vec();
+            for _ in 0..1 + next(4) {
+                let at = next(bytes.len() + 1);
+                match next(4) {
+                    0 => bytes.truncate(at),
+                    1 => bytes.insert(at, next(256) as u8),
+                    2 if at < bytes.len() => {
+                        bytes.remove(at);
+                    }
+                    _ if at < bytes.len() => bytes[at] = ALPHABET[next(ALPHABET.len())],
+                    _ => {}
+                }
+            }
+            if let Ok(model) = read_arpa_from(&bytes[..], "fuzz") {
+                loaded += 1;
+                let mut out = Vec::new();
+                write_arpa_to(&model, &mut out).unwrap();
+                read_arpa_from(&out[..], "again").unwrap();
+            }
+        }
+        assert!(loaded > 0);
+    }
+}
