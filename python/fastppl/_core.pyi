@@ -1,5 +1,6 @@
 """Type stubs of the compiled core (``fastppl._core``); checked against it by stubtest."""
 
+import os
 from collections.abc import Iterable, Sequence
 from typing import final
 
@@ -44,6 +45,9 @@ class NGramModel:
         alpha: float | None = None,
         discount_fallback: bool = False,
     ) -> NGramModel: ...
+    @staticmethod
+    def from_arpa(path: str | os.PathLike[str]) -> NGramModel: ...
+    def to_arpa(self, path: str | os.PathLike[str]) -> None: ...
     @property
     def order(self) -> int: ...
     @property
