@@ -22,8 +22,8 @@ model of the language (``NLTK_DATA=../shared/nltk_data`` in this project, or
   pipeline) this gives 600,403 tokens instead of 629,335;
 * ``sentences="punkt"`` becomes ``sentences="terminators"``.
 
->>> tokenize_text("Bom dia. Que tal?\\nBem!", tokenizer="whitespace")
-[['Bom', 'dia.', 'Que', 'tal?'], ['Bem!']]
+>>> tokenize_text("Bom dia. Que tal?", tokenizer="whitespace")  # no token is a terminator
+[['Bom', 'dia.', 'Que', 'tal?']]
 >>> tokenize_text("Bom dia . Que tal ?", tokenizer="whitespace")
 [['Bom', 'dia', '.'], ['Que', 'tal', '?']]
 """
