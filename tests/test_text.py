@@ -14,6 +14,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from fastppl import text as fptext
 from fastppl.errors import (
@@ -395,3 +397,34 @@ def test_read_text_is_deterministic_on_paths(tmp_path):
     p = tmp_path / "x.txt"
     p.write_text("a b\n", encoding="utf-8")
     assert read_text(Path(p)) == read_text(str(p)) == "a b\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# Properties (whitespace tokenizer: no Punkt involved)
+
+_pieces = st.sampled_from(
+    ["a", "bb", "Olá", ".", "!", "?", ".!", "!?", ".!?", "?!", "...", " ", "  ", "\n", "\t", "\xa0"]
+)
+_texts = st.lists(_pieces, max_size=40).map("".join)
+
+
+@given(_texts)
+def test_whitespace_modes_keep_every_token(text):
+    flat = text.split()
+    for mode in ("terminators", "lines", "none"):
+        sents = tokenize_text(text, tokenizer="whitespace", sentences=mode)
+        assert [t for s in sents for t in s] == flat
+        assert all(sents)
+    lines = tokenize_text(text, tokenizer="whitespace", sentences="lines")
+    assert lines == [line.split() for line in text.split("\n") if line.split()]
+
+
+@given(st.lists(st.sampled_from(["a", "b", ".", "!", "?", ".!?", "?!", "..."]), max_size=30))
+def test_split_terminators_properties(tokens):
+    sents = split_terminators(tokens)
+    assert [t for s in sents for t in s] == tokens
+    for i, s in enumerate(sents):
+        assert s
+        assert all(t not in ".!?" for t in s[:-1])
+        if i < len(sents) - 1:
+            assert s[-1] in ".!?"
