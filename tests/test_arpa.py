@@ -11,10 +11,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fastppl import Corpus, FastpplError, NGramModel
-from fastppl.errors import InvalidArgumentError, ModelFileNotFoundError, ModelFormatError
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from fastppl import Corpus, FastpplError, NGramModel
+from fastppl.errors import InvalidArgumentError, ModelFileNotFoundError, ModelFormatError
 
 DATA = Path(os.environ.get("FASTPPL_SHARED", "/work/shared")) / "arpa"
 LN10 = math.log(10)

@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 import pytest
+
 from fastppl import Corpus, NGramModel
 from fastppl.errors import (
     EmptyCorpusError,

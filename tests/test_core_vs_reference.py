@@ -8,8 +8,9 @@ import gzip
 import math
 import random
 
-import fastppl
 import pytest
+
+import fastppl
 from fastppl import reference
 
 ESTIMATORS = [

@@ -9,9 +9,10 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from fastppl import Corpus, NGramModel
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from fastppl import Corpus, NGramModel
 from ngram_oracle import BOS, EOS, count_windows
 
 ALPHABET = ["a", "b", "c"]

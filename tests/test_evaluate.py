@@ -11,6 +11,7 @@ import textwrap
 
 import numpy as np
 import pytest
+
 from fastppl import Corpus, NGramModel
 
 TRAIN = [

@@ -13,6 +13,7 @@ import re
 
 import numpy as np
 import pytest
+
 from fastppl import Corpus, NGramModel
 
 LN10 = math.log(10.0)

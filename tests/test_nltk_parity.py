@@ -18,6 +18,7 @@ import random
 from collections import Counter
 
 import pytest
+
 from fastppl import Corpus, NGramModel
 from ngram_oracle import BOS, EOS, Oracle, count_windows
 

@@ -11,10 +11,11 @@ import math
 import warnings
 
 import pytest
-from fastppl import Corpus, NGramModel
-from fastppl.errors import FastpplError, NotNormalizedError
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+
+from fastppl import Corpus, NGramModel
+from fastppl.errors import FastpplError, NotNormalizedError
 from ngram_oracle import BOS, EOS, Oracle
 
 ALPHABET = ["a", "b", "c", "d", "e"]

@@ -12,6 +12,7 @@ import math
 from functools import cache
 
 import pytest
+
 from _reference_loader import reference as ref
 from _reference_loader import shared_path
 

@@ -16,8 +16,6 @@ import random
 from functools import cache
 
 import pytest
-from _reference_loader import reference as ref
-from _reference_loader import shared_path
 from nltk.lm import (
     MLE,
     AbsoluteDiscountingInterpolated,
@@ -29,6 +27,9 @@ from nltk.lm import (
 )
 from nltk.lm.preprocessing import pad_both_ends, padded_everygram_pipeline
 from nltk.util import ngrams
+
+from _reference_loader import reference as ref
+from _reference_loader import shared_path
 
 BOS, EOS, UNK = ref.BOS, ref.EOS, ref.UNK
 

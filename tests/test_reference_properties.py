@@ -7,9 +7,10 @@ from collections import Counter
 from fractions import Fraction
 
 import pytest
-from _reference_loader import reference as ref
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from _reference_loader import reference as ref
 
 WORDS = ["a", "b", "c", "d", "e", "."]
 NORMALIZED = [s for s in ref.SMOOTHINGS if s != "stupid_backoff"]

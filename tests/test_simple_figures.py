@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 import pytest
+
 from fastppl import Corpus, NGramModel
 
 FACES = ["1", "2", "3", "4", "5", "6"]

@@ -15,6 +15,7 @@ from collections import Counter
 from decimal import Decimal, getcontext
 
 import pytest
+
 from fastppl import Corpus, NGramModel
 
 LN2 = math.log(2.0)

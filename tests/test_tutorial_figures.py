@@ -21,6 +21,7 @@ from functools import cache
 from itertools import pairwise
 
 import pytest
+
 from _reference_loader import reference as ref
 from _reference_loader import shared_path
 

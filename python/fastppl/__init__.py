@@ -11,21 +11,51 @@ Log-probabilities are natural logs unless a ``base`` is asked for.
 2.8284
 """
 
-from fastppl import datasets, errors, reference
+from fastppl import datasets, errors, reference, text
 from fastppl._core import MAX_ORDER, __version__
 from fastppl.corpus import Corpus
-from fastppl.errors import FastpplError
+from fastppl.errors import (
+    CorpusDecodeError,
+    CorpusFileNotFoundError,
+    EmptyCorpusError,
+    FastpplError,
+    FastpplWarning,
+    InvalidArgumentError,
+    InvalidTypeError,
+    ModelFileNotFoundError,
+    ModelFormatError,
+    NotNormalizedError,
+    OutOfVocabularyError,
+    PunktMissingWarning,
+    ZeroProbabilityWarning,
+)
 from fastppl.model import NGramModel
 from fastppl.result import EvaluationResult
+from fastppl.text import read_text, tokenize_text
 
 __all__ = [
     "MAX_ORDER",
     "Corpus",
+    "CorpusDecodeError",
+    "CorpusFileNotFoundError",
+    "EmptyCorpusError",
     "EvaluationResult",
     "FastpplError",
+    "FastpplWarning",
+    "InvalidArgumentError",
+    "InvalidTypeError",
+    "ModelFileNotFoundError",
+    "ModelFormatError",
     "NGramModel",
+    "NotNormalizedError",
+    "OutOfVocabularyError",
+    "PunktMissingWarning",
+    "ZeroProbabilityWarning",
     "__version__",
     "datasets",
     "errors",
+    "read_text",
     "reference",
+    "text",
+    "tokenize_text",
 ]

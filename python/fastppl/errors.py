@@ -1,100 +1,232 @@
 """Exceptions and warnings raised by fastppl.
 
 Every exception derives from :class:`FastpplError`, and also from the builtin exception whose
-meaning fits (``ValueError``, ``KeyError``, ``FileNotFoundError``), so ``except ValueError`` code
-keeps working. The Rust core raises these same classes.
+meaning fits (``ValueError``, ``KeyError``, ``FileNotFoundError``), so that ``except ValueError``
+code written for other libraries keeps working. The Rust core raises these classes by name: keep
+the names and the positional signatures stable.
+
+Every constructor takes the message first; it may be ``None`` for the classes that carry
+attributes, and a message is then built from them. For example:
+
+>>> err = OutOfVocabularyError(None, word="mulher", sentence_index=3, position=7)
+>>> str(err)
+"word 'mulher' (sentence 3, position 7) is not in the model's vocabulary"
+>>> isinstance(err, KeyError) and isinstance(err, FastpplError)
+True
 """
 
 from __future__ import annotations
 
+import errno
+from os import PathLike
+
+__all__ = [
+    "CorpusDecodeError",
+    "CorpusFileNotFoundError",
+    "EmptyCorpusError",
+    "FastpplError",
+    "FastpplWarning",
+    "InvalidArgumentError",
+    "InvalidTypeError",
+    "ModelFileNotFoundError",
+    "ModelFormatError",
+    "NotNormalizedError",
+    "OutOfVocabularyError",
+    "PunktMissingWarning",
+    "ZeroProbabilityWarning",
+]
+
+StrPath = str | PathLike[str]
+
+
+def _path_str(path: StrPath | None) -> str | None:
+    return None if path is None else str(path)
+
 
 class FastpplError(Exception):
-    """Base class of every fastppl error."""
+    """Base class of every exception raised by fastppl.
+
+    Catch this to handle any fastppl failure; each subclass also derives from the builtin exception
+    that matches its meaning.
+    """
 
 
 class InvalidArgumentError(FastpplError, ValueError):
-    """A parameter is out of range or inconsistent (order, smoothing, discount, option name)."""
+    """An argument has an invalid value.
+
+    Raised for an unknown option (estimator, tokenizer, sentence mode, ``errors=`` ...), an order
+    below 1, a discount outside its range, a negative smoothing constant, and the like. The message
+    names the argument, the value received and the accepted values.
+    """
 
 
 class InvalidTypeError(FastpplError, TypeError):
-    """An argument has the wrong type (a str where a list of tokens is expected, ...)."""
+    """An argument has the wrong type (a str where a list of tokens is expected, a float order,
+    a non-bool flag...)."""
 
 
 class EmptyCorpusError(FastpplError, ValueError):
-    """A corpus holds no token where tokens are needed (fitting, evaluating)."""
+    """A corpus holds no token at all.
+
+    Raised when a model is fitted on, or evaluated on, a corpus in which every sentence is empty
+    (for instance an empty file, or a file whose lines are all skipped).
+    """
 
 
 class CorpusDecodeError(FastpplError, ValueError):
-    """A text file is not valid in its encoding (``errors="strict"``).
+    """A corpus file is not valid text in the requested encoding.
+
+    Raised when reading with ``errors="strict"`` (the default) meets bytes that do not decode.
+    Pass ``errors="replace"`` or ``errors="ignore"`` to read such a file anyway.
 
     Attributes:
-        path: the file.
-        byte_offset: offset of the first invalid byte in the (decompressed) file.
-        line: 1-based line of that byte.
+        path: The file, as a string (``None`` if unknown).
+        byte_offset: Offset (0-based) of the first undecodable byte, counted in the *decompressed*
+            bytes for ``.gz``/``.xz``/``.bz2`` files.
+        line: Line number (1-based) of that byte.
     """
 
-    def __init__(self, message: str, path: str, byte_offset: int, line: int) -> None:
-        super().__init__(message)
-        self.path = path
+    def __init__(
+        self,
+        message: str | None = None,
+        path: StrPath | None = None,
+        byte_offset: int | None = None,
+        line: int | None = None,
+    ) -> None:
+        self.path = _path_str(path)
         self.byte_offset = byte_offset
         self.line = line
+        if message is None:
+            message = (
+                f"{self.path!r} is not valid text: undecodable byte at byte offset "
+                f"{byte_offset} (line {line})"
+            )
+        self.message = message
+        super().__init__(message)
+
+    def __reduce__(self):  # keeps pickling exact (Rust may construct it positionally)
+        return (type(self), (self.message, self.path, self.byte_offset, self.line))
 
 
 class CorpusFileNotFoundError(FastpplError, FileNotFoundError):
-    """A corpus file does not exist."""
+    """A corpus file does not exist.
+
+    ``errno`` is ``ENOENT`` and ``filename`` the path, as for a builtin ``FileNotFoundError``.
+
+    Attributes:
+        path: The missing file, as a string.
+    """
+
+    def __init__(self, message: str | None = None, path: StrPath | None = None) -> None:
+        self.path = _path_str(path)
+        if message is None:
+            message = f"corpus file not found: {self.path!r}"
+        self.message = message
+        super().__init__(message)
+        self.errno = errno.ENOENT
+        self.strerror = message
+        self.filename = self.path
+
+    def __str__(self) -> str:
+        return self.message
+
+    def __reduce__(self):
+        return (type(self), (self.message, self.path))
 
 
 class OutOfVocabularyError(FastpplError, KeyError):
-    """A token outside the model's vocabulary was met with ``oov="error"``.
+    """A token is not in the model's vocabulary and ``oov="error"`` was asked for.
+
+    ``str()`` gives the plain message (a bare ``KeyError`` would quote it).
 
     Attributes:
-        word: the token.
-        sentence_index: 0-based index of its sentence in the corpus.
-        position: 0-based position of the token in its sentence.
+        word: The out-of-vocabulary token.
+        sentence_index: Index (0-based) of its sentence in the evaluated corpus, if known.
+        position: Index (0-based) of the token in its sentence (``<s>`` not counted), if known.
     """
 
-    def __init__(self, message: str, word: str, sentence_index: int, position: int) -> None:
-        super().__init__(message)
+    def __init__(
+        self,
+        message: str | None = None,
+        word: str | None = None,
+        sentence_index: int | None = None,
+        position: int | None = None,
+    ) -> None:
         self.word = word
         self.sentence_index = sentence_index
         self.position = position
+        if message is None:
+            where = []
+            if sentence_index is not None:
+                where.append(f"sentence {sentence_index}")
+            if position is not None:
+                where.append(f"position {position}")
+            loc = f" ({', '.join(where)})" if where else ""
+            message = f"word {word!r}{loc} is not in the model's vocabulary"
+        self.message = message
+        super().__init__(message)
 
-    def __str__(self) -> str:  # KeyError would quote the message
-        return str(self.args[0])
+    def __str__(self) -> str:
+        return self.message
 
-
-class NotNormalizedError(FastpplError, ValueError):
-    """A model whose scores are not probabilities (stupid backoff) was asked for a perplexity."""
+    def __reduce__(self):
+        return (type(self), (self.message, self.word, self.sentence_index, self.position))
 
 
 class ModelFormatError(FastpplError, ValueError):
-    """A model file (ARPA) is malformed.
+    """A model file (ARPA or fastppl's own format) is malformed.
+
+    Raised when loading a model whose header, section or n-gram line cannot be parsed.
 
     Attributes:
-        path: the file.
-        line: the 1-based line number of the problem (0 when no single line is to blame).
+        path: The file, as a string (``None`` if unknown).
+        line: Line number (1-based) of the offending line (``None`` if unknown).
     """
 
-    def __init__(self, message: str, path: str, line: int) -> None:
-        super().__init__(message)
-        self.path = path
+    def __init__(
+        self,
+        message: str | None = None,
+        path: StrPath | None = None,
+        line: int | None = None,
+    ) -> None:
+        self.path = _path_str(path)
         self.line = line
+        if message is None:
+            message = f"malformed model file {self.path!r} at line {line}"
+        self.message = message
+        super().__init__(message)
 
-    def __str__(self) -> str:
-        return str(self.args[0])
+    def __reduce__(self):
+        return (type(self), (self.message, self.path, self.line))
 
 
 class ModelFileNotFoundError(FastpplError, FileNotFoundError):
     """A model file does not exist (also a :class:`FileNotFoundError`)."""
 
 
+class NotNormalizedError(FastpplError, ValueError):
+    """A score that is not a probability was used where a probability is needed.
+
+    Raised by ``evaluate()``/``perplexity()`` on a ``stupid_backoff`` model (its scores do not
+    sum to 1) unless ``allow_unnormalized=True`` is passed.
+    """
+
+
 class FastpplWarning(UserWarning):
-    """Base class of fastppl warnings."""
+    """Base class of every warning issued by fastppl."""
 
 
 class ZeroProbabilityWarning(FastpplWarning):
-    """A token got probability 0 (e.g. an unseen word under MLE): the perplexity is infinite."""
+    """A predicted token got probability 0, so the perplexity is infinite.
+
+    Issued by unsmoothed estimators (``mle``) when the evaluated text holds an n-gram never seen in
+    training; the result is ``inf``, never ``NaN``.
+    """
 
 
 class PunktMissingWarning(FastpplWarning):
-    """NLTK's Punkt sentence models are not installed; a documented fallback is used."""
+    """NLTK's Punkt sentence model (``punkt_tab``) for the requested language is not installed.
+
+    Issued once per language and process; tokenization then falls back to a rule that needs no
+    Punkt data (see :func:`fastppl.text.tokenize_text`).
+    """
