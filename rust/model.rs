@@ -104,6 +104,17 @@ impl Model {
         }
     }
 
+    /// Puts `state` back at the start of a sentence (no allocation).
+    pub fn restart(&self, state: &mut State) {
+        state.ctx.fill(NONE);
+        state.len = if self.bos_eos && self.order > 1 {
+            state.ctx[0] = BOS;
+            1
+        } else {
+            0
+        };
+    }
+
     /// The state after the context `ids` (oldest first); only the last N-1 tokens matter.
     pub fn state_after(&self, ids: &[u32]) -> State {
         let keep = ids.len().min(self.order - 1);
@@ -191,6 +202,18 @@ impl Model {
         std::mem::swap(&mut state.ctx, &mut state.next);
         state.len = new_len;
         logp
+    }
+
+    /// Prefetches the slots that scoring `w` in `state` will probe first (one per order).
+    #[inline]
+    pub fn prefetch(&self, state: &State, w: u32) {
+        for j in 2..=state.len + 1 {
+            let c = state.ctx[j - 2];
+            if c == NONE {
+                break;
+            }
+            self.higher[j - 2].table.prefetch(pack(c, w));
+        }
     }
 
     /// ln p of each predicted token of one sentence of model ids (`</s>` included when

@@ -97,6 +97,25 @@ impl ProbingTable {
         }
     }
 
+    /// Asks the CPU to start loading the home slot of `key` (a hint: scoring interleaves several
+    /// sentences so that the load overlaps other work; see `score.rs`).
+    #[inline]
+    pub fn prefetch(&self, key: u64) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let slot: *const Slot = &self.slots[self.home(key)];
+            // SAFETY: prefetching is only a hint to the cache; it never faults and reads nothing
+            // into the program's state, and the pointer is in bounds.
+            unsafe {
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                    slot.cast::<i8>(),
+                )
+            };
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = key;
+    }
+
     /// The entry in slot `slot`.
     #[inline]
     pub fn entry(&self, slot: u32) -> &Entry {
