@@ -20,13 +20,13 @@
 //! In backoff form, alpha + gamma p(w|h') is stored for every counted (h, w) and ln gamma(h) for
 //! every context, which is exact: for an uncounted w, alpha is 0.
 
-use crate::counts::NgramCounts;
-use crate::counts::OrderCounts;
+use rayon::prelude::*;
+
+use crate::counts::{NgramCounts, OrderCounts};
 use crate::error::{Error, Result};
 use crate::model::{Fallback, Model, OrderTable};
 use crate::probing::{Entry, ProbingTable};
-use crate::table::pack;
-use crate::table::{key_prefix, key_word, ShardedIndex, ShardedValues};
+use crate::table::{key_prefix, key_word};
 use crate::vocab::{Vocab, BOS, EOS};
 
 /// An estimator and its parameters.
@@ -119,39 +119,50 @@ impl ContextStats {
     }
 }
 
-/// One order's view of the counts: its entries and how to find each one's context and suffix.
-struct OrderView<'a> {
-    /// order m (1-based)
+/// The entries of one order, by slot: word ids for unigrams, counting-table slots above.
+struct Level<'a> {
     m: usize,
-    index: Option<&'a ShardedIndex>,
-    suffix: Option<&'a ShardedValues<u32>>,
+    vocab_len: usize,
+    table: Option<&'a OrderCounts>,
 }
 
-impl OrderView<'_> {
-    /// Context entry (order m-1) of entry `g`; unigrams have the single empty context 0.
-    fn context(&self, g: u32, key: u64) -> u32 {
-        let _ = g;
-        match self.m {
-            1 => 0,
-            _ => key_prefix(key),
+impl Level<'_> {
+    fn capacity(&self) -> usize {
+        self.table.map_or(self.vocab_len, OrderCounts::capacity)
+    }
+
+    /// The key of the entry in `slot` (the word id for unigrams), if the slot is used.
+    #[inline]
+    fn key(&self, slot: usize) -> Option<u64> {
+        match self.table {
+            None => Some(slot as u64),
+            Some(t) => t.key(slot),
         }
     }
 
-    /// Entry (order m-1) of the n-gram without its oldest word.
-    fn suffix(&self, g: u32, key: u64) -> u32 {
-        match self.m {
-            1 => 0,
-            2 => key_word(key),
-            _ => self.suffix.expect("suffix links").get(g),
+    /// The context entry (order m-1) of a key; unigrams have the single empty context 0.
+    #[inline]
+    fn context(&self, key: u64) -> usize {
+        if self.m == 1 {
+            0
+        } else {
+            key_prefix(key) as usize
         }
     }
 
-    /// Iterates `(entry, key)`; for unigrams the key is the word id.
-    fn entries(&self, vocab_len: usize) -> Box<dyn Iterator<Item = (u32, u64)> + '_> {
-        match self.index {
-            None => Box::new((0..vocab_len as u32).map(|w| (w, u64::from(w)))),
-            Some(index) => Box::new(index.iter()),
+    /// The entry (order m-1) of the n-gram in `slot` without its oldest word.
+    #[inline]
+    fn suffix(&self, slot: usize, key: u64) -> usize {
+        match (self.m, self.table) {
+            (2, _) => key_word(key) as usize,
+            (_, Some(t)) => t.suffix(slot) as usize,
+            _ => 0,
         }
+    }
+
+    /// Number of contexts of this order (entries of order m-1; one empty context for unigrams).
+    fn num_contexts(&self, below: Option<&Level>) -> usize {
+        below.map_or(1, Level::capacity)
     }
 }
 
@@ -170,132 +181,164 @@ pub fn estimate(
     }
     let order = counts.order();
     let vocab_len = vocab.len();
-    let predictable = |w: u32| w != BOS && (bos_eos || w != EOS);
+    let predictable = |w: usize| w != BOS as usize && (bos_eos || w != EOS as usize);
     let vocab_size = (vocab_len - 1 - usize::from(!bos_eos)) as f64;
-
-    let views: Vec<OrderView> = (1..=order)
-        .map(|m| OrderView {
+    let levels: Vec<Level> = (1..=order)
+        .map(|m| Level {
             m,
-            index: (m >= 2).then(|| &counts.higher[m - 2].index),
-            suffix: (m >= 3).then(|| &counts.higher[m - 2].suffix),
+            vocab_len,
+            table: (m >= 2).then(|| &counts.higher[m - 2]),
+        })
+        .collect();
+    let used = |level: &Level, slot: usize| -> Option<u64> {
+        let key = level.key(slot)?;
+        (level.m > 1 || predictable(slot)).then_some(key)
+    };
+
+    // the counts each order is estimated from: raw, or Kneser-Ney's adjusted counts
+    let effective: Vec<Vec<u32>> = (1..=order)
+        .into_par_iter()
+        .map(|m| {
+            if smoothing.uses_adjusted_counts() && m < order {
+                adjusted_counts(&counts, &levels, m)
+            } else if m == 1 {
+                counts.unigrams.clone()
+            } else {
+                (0..levels[m - 1].capacity())
+                    .into_par_iter()
+                    .map(|s| counts.higher[m - 2].count(s))
+                    .collect()
+            }
         })
         .collect();
 
-    // the counts each order is estimated from
-    let raw: Vec<ShardedValues<u32>> =
-        std::iter::once(ShardedValues::dense(counts.unigrams.clone()))
-            .chain(counts.higher.iter().map(|o| o.counts.clone()))
-            .collect();
-    let effective = if smoothing.uses_adjusted_counts() {
-        adjusted_counts(&counts, &views, &raw, vocab_len)
-    } else {
-        raw.clone()
-    };
-
-    // statistics of every context, per order: contexts of order m are entries of order m-1
-    let stats: Vec<ShardedValues<ContextStats>> = (1..=order)
+    // statistics of every context: the contexts of order m are the entries of order m-1
+    let stats: Vec<Vec<ContextStats>> = (1..=order)
+        .into_par_iter()
         .map(|m| {
-            let mut st = if m == 1 {
-                ShardedValues::dense(vec![ContextStats::default(); 1])
-            } else if m == 2 {
-                ShardedValues::dense(vec![ContextStats::default(); vocab_len])
-            } else {
-                ShardedValues::like(&counts.higher[m - 3].index, ContextStats::default())
-            };
-            let view = &views[m - 1];
-            for (g, key) in view.entries(vocab_len) {
-                if m == 1 && !predictable(g) {
-                    continue;
+            let level = &levels[m - 1];
+            let below = (m >= 2).then(|| &levels[m - 2]);
+            let mut st = vec![ContextStats::default(); level.num_contexts(below)];
+            for (slot, &c) in effective[m - 1].iter().enumerate() {
+                if let Some(key) = used(level, slot) {
+                    st[level.context(key)].add(c);
                 }
-                st.get_mut(view.context(g, key))
-                    .add(effective[m - 1].get(g));
             }
             st
         })
         .collect();
 
-    let discounts = discounts_for(&smoothing, &effective, &views, vocab_len, &predictable)?;
+    let discounts = discounts_for(&smoothing, &effective, &levels, &used)?;
 
-    // probabilities, lowest order first (linear domain until the end)
-    let mut prob: Vec<ShardedValues<f64>> = Vec::with_capacity(order);
-    let mut weight: Vec<ShardedValues<f64>> = Vec::with_capacity(order);
+    // probabilities, lowest order first (linear domain)
+    let mut prob: Vec<Vec<f64>> = Vec::with_capacity(order);
     for m in 1..=order {
-        let view = &views[m - 1];
+        let level = &levels[m - 1];
         let eff = &effective[m - 1];
         let st = &stats[m - 1];
         let d = discounts.get(m - 1).copied().unwrap_or([0.0; 3]);
-        let mut p = if m == 1 {
-            ShardedValues::dense(vec![0.0; vocab_len])
-        } else {
-            ShardedValues::like(&counts.higher[m - 2].index, 0.0)
-        };
-        for (g, key) in view.entries(vocab_len) {
-            if m == 1 && !predictable(g) {
-                continue;
-            }
-            let s = st.get(view.context(g, key));
-            let c = f64::from(eff.get(g));
-            let total = s.total as f64;
-            let lower = || {
-                if m == 1 {
-                    1.0 / vocab_size
-                } else {
-                    prob[m - 2].get(view.suffix(g, key))
+        let lower_prob = (m >= 2).then(|| &prob[m - 2]);
+        let p: Vec<f64> = (0..level.capacity())
+            .into_par_iter()
+            .map(|slot| {
+                let Some(key) = used(level, slot) else {
+                    return 0.0;
+                };
+                let s = st[level.context(key)];
+                let c = f64::from(eff[slot]);
+                let total = s.total as f64;
+                let lower = || match lower_prob {
+                    None => 1.0 / vocab_size,
+                    Some(lp) => lp[level.suffix(slot, key)],
+                };
+                match smoothing {
+                    Smoothing::Mle | Smoothing::StupidBackoff { .. } => c / total,
+                    Smoothing::Additive { k } => (c + k) / (total + k * vocab_size),
+                    _ if s.total == 0 => lower(),
+                    Smoothing::WittenBell => {
+                        let n = f64::from(s.distinct());
+                        (c + n * lower()) / (total + n)
+                    }
+                    Smoothing::AbsoluteDiscounting { discount }
+                    | Smoothing::KneserNey { discount } => {
+                        ((c - discount).max(0.0) + discount * f64::from(s.distinct()) * lower())
+                            / total
+                    }
+                    Smoothing::ModifiedKneserNey { .. } => {
+                        let dc = match eff[slot] {
+                            0 => 0.0,
+                            1 => d[0],
+                            2 => d[1],
+                            _ => d[2],
+                        };
+                        (c - dc + gamma_numerator(&s, &d) * lower()) / total
+                    }
                 }
-            };
-            *p.get_mut(g) = match smoothing {
-                Smoothing::Mle | Smoothing::StupidBackoff { .. } => c / total,
-                Smoothing::Additive { k } => (c + k) / (total + k * vocab_size),
-                _ if s.total == 0 => lower(),
-                Smoothing::WittenBell => {
-                    let n = f64::from(s.distinct());
-                    (c + n * lower()) / (total + n)
-                }
-                Smoothing::AbsoluteDiscounting { discount } | Smoothing::KneserNey { discount } => {
-                    ((c - discount).max(0.0) + discount * f64::from(s.distinct()) * lower()) / total
-                }
-                Smoothing::ModifiedKneserNey { .. } => {
-                    let dc = match eff.get(g) {
-                        0 => 0.0,
-                        1 => d[0],
-                        2 => d[1],
-                        _ => d[2],
-                    };
-                    (c - dc + gamma_numerator(&s, &d) * lower()) / total
-                }
-            };
-        }
+            })
+            .collect();
         prob.push(p);
-        // weights of the contexts of order m (entries of order m-1)
-        if m >= 2 {
-            let w = stats[m - 1].map(|s| context_weight(&smoothing, s, &d, vocab_size));
-            weight.push(w);
-        }
     }
+    drop(effective);
 
+    // weight of each context (entries of order m-1) from the statistics of order m
+    let weight_of = |m: usize| -> Vec<f64> {
+        let d = discounts.get(m - 1).copied().unwrap_or([0.0; 3]);
+        stats[m - 1]
+            .par_iter()
+            .map(|s| context_weight(&smoothing, s, &d, vocab_size).ln())
+            .collect()
+    };
     let (fallback, missing_weight) = match smoothing {
         Smoothing::Mle => (Fallback::Flat, f64::NEG_INFINITY),
         Smoothing::Additive { .. } => (Fallback::Flat, -(vocab_size.ln())),
         Smoothing::StupidBackoff { alpha } => (Fallback::Chain, alpha.ln()),
         _ => (Fallback::Chain, 0.0),
     };
-
-    // assemble, converting to natural logs
-    let ln = |v: ShardedValues<f64>| v.map(|x| x.ln());
-    let mut prob = prob.into_iter();
-    let mut weight = weight.into_iter();
-    let unigram_probs = prob.next().expect("order >= 1");
-    let mut unigram_logp = ln(unigram_probs).into_shards().remove(0);
-    for (id, lp) in unigram_logp.iter_mut().enumerate() {
-        if !predictable(id as u32) {
-            *lp = f64::NEG_INFINITY;
-        }
-    }
-    let unigram_weight = match weight.next() {
-        Some(w) => ln(w).into_shards().remove(0),
-        None => vec![0.0; vocab_len],
+    let unigram_logp: Vec<f64> = prob[0]
+        .iter()
+        .enumerate()
+        .map(|(id, &p)| {
+            if predictable(id) {
+                p.ln()
+            } else {
+                f64::NEG_INFINITY
+            }
+        })
+        .collect();
+    let unigram_weight = if order >= 2 {
+        weight_of(2)
+    } else {
+        vec![0.0; vocab_len]
     };
-    let higher = freeze(counts.higher, prob, weight.collect(), ln);
+    let mut higher = Vec::with_capacity(order - 1);
+    for m in 2..=order {
+        let weight = (m < order).then(|| weight_of(m + 1));
+        let level = &levels[m - 1];
+        let p = &prob[m - 1];
+        let table = ProbingTable::from_slots(level.capacity(), |slot| {
+            let key = level.key(slot)?;
+            let weight = weight.as_ref().map_or(0.0, |w| w[slot]);
+            Some((
+                key,
+                Entry {
+                    logp: p[slot].ln(),
+                    weight,
+                },
+            ))
+        });
+        higher.push(table);
+    }
+    drop(prob);
+    drop(stats);
+    drop(levels);
+    let higher = higher
+        .into_iter()
+        .zip(counts.higher)
+        .map(|(table, c)| OrderTable {
+            table,
+            counts: c.into_counts(),
+        })
+        .collect();
     Ok(Model {
         order,
         bos_eos,
@@ -345,61 +388,46 @@ fn context_weight(smoothing: &Smoothing, s: &ContextStats, d: &[f64; 3], vocab_s
     }
 }
 
-/// Kneser-Ney adjusted counts: below the highest order, the number of distinct words seen before
-/// each n-gram, except for n-grams starting with `<s>`, which keep their raw count.
-fn adjusted_counts(
-    counts: &NgramCounts,
-    views: &[OrderView],
-    raw: &[ShardedValues<u32>],
-    vocab_len: usize,
-) -> Vec<ShardedValues<u32>> {
-    let order = counts.order();
-    // whether each entry starts with <s>
-    let mut starts_bos: Vec<ShardedValues<bool>> = Vec::with_capacity(order);
-    starts_bos.push(ShardedValues::dense(
-        (0..vocab_len as u32).map(|w| w == BOS).collect(),
-    ));
-    for m in 2..=order {
-        let index = &counts.higher[m - 2].index;
-        let mut flags = ShardedValues::like(index, false);
-        for (g, key) in index.iter() {
-            *flags.get_mut(g) = starts_bos[m - 2].get(key_prefix(key));
+/// Kneser-Ney adjusted counts of order m < N: the number of distinct words seen before each
+/// n-gram, except for n-grams starting with `<s>`, which keep their raw count.
+fn adjusted_counts(counts: &NgramCounts, levels: &[Level], m: usize) -> Vec<u32> {
+    let level = &levels[m - 1];
+    let mut adj = vec![0u32; level.capacity()];
+    let upper = &levels[m];
+    for slot in 0..upper.capacity() {
+        if let Some(key) = upper.key(slot) {
+            adj[upper.suffix(slot, key)] += 1;
         }
-        starts_bos.push(flags);
     }
-    let mut out = Vec::with_capacity(order);
-    for m in 1..=order {
-        if m == order {
-            out.push(raw[m - 1].clone());
-            continue;
+    // n-grams starting with <s>: follow the prefix chain down to the first word
+    let starts_with_bos = |mut key: u64, mut k: usize| -> bool {
+        while k > 2 {
+            key = levels[k - 2].key(key_prefix(key) as usize).unwrap_or(0);
+            k -= 1;
         }
-        let mut adj = if m == 1 {
-            ShardedValues::dense(vec![0u32; vocab_len])
-        } else {
-            ShardedValues::like(&counts.higher[m - 2].index, 0u32)
-        };
-        let upper = &views[m];
-        for (g, key) in upper.entries(vocab_len) {
-            *adj.get_mut(upper.suffix(g, key)) += 1;
-        }
-        for (g, starts) in starts_bos[m - 1].iter() {
-            if starts {
-                *adj.get_mut(g) = raw[m - 1].get(g);
+        key_prefix(key) == BOS
+    };
+    if m == 1 {
+        adj[BOS as usize] = counts.unigrams[BOS as usize];
+    } else {
+        for (slot, a) in adj.iter_mut().enumerate() {
+            if let Some(key) = level.key(slot) {
+                if starts_with_bos(key, m) {
+                    *a = counts.higher[m - 2].count(slot);
+                }
             }
         }
-        out.push(adj);
     }
-    out
+    adj
 }
 
 /// Discounts per order: the fixed one for absolute discounting and Kneser-Ney, Chen & Goodman's
 /// count-of-counts estimate for modified Kneser-Ney.
 fn discounts_for(
     smoothing: &Smoothing,
-    effective: &[ShardedValues<u32>],
-    views: &[OrderView],
-    vocab_len: usize,
-    predictable: &dyn Fn(u32) -> bool,
+    effective: &[Vec<u32>],
+    levels: &[Level],
+    used: &(dyn Fn(&Level, usize) -> Option<u64> + Sync),
 ) -> Result<Vec<[f64; 3]>> {
     let order = effective.len();
     match *smoothing {
@@ -408,14 +436,11 @@ fn discounts_for(
         }
         Smoothing::ModifiedKneserNey { discount_fallback } => (1..=order)
             .map(|m| {
+                let level = &levels[m - 1];
                 let mut n = [0u64; 5];
-                for (g, _) in views[m - 1].entries(vocab_len) {
-                    if m == 1 && !predictable(g) {
-                        continue;
-                    }
-                    let c = effective[m - 1].get(g) as usize;
-                    if (1..=4).contains(&c) {
-                        n[c] += 1;
+                for (slot, &c) in effective[m - 1].iter().enumerate() {
+                    if used(level, slot).is_some() && (1..=4).contains(&c) {
+                        n[c as usize] += 1;
                     }
                 }
                 modified_kn_discounts(m, n, discount_fallback)
@@ -465,42 +490,4 @@ pub fn fit(
     let counts = crate::counts::count_ngrams(&stream, order, corpus.vocab().len())?;
     drop(stream);
     estimate(counts, corpus.vocab().clone(), bos_eos, smoothing)
-}
-
-/// Moves the n-grams of orders 2..=N from the sharded counting tables into probing tables with
-/// their natural-log probabilities and weights, renumbering the prefixes of each order's keys as
-/// the order below gets its slots.
-fn freeze(
-    orders: Vec<OrderCounts>,
-    prob: impl Iterator<Item = ShardedValues<f64>>,
-    weights: Vec<ShardedValues<f64>>,
-    ln: impl Fn(ShardedValues<f64>) -> ShardedValues<f64>,
-) -> Vec<OrderTable> {
-    let top = orders.len();
-    let mut weights = weights.into_iter();
-    let mut renumber: Option<ShardedValues<u32>> = None;
-    let mut out = Vec::with_capacity(top);
-    for (i, (oc, p)) in orders.into_iter().zip(prob).enumerate() {
-        let logp = ln(p);
-        let weight = (i + 1 < top).then(|| ln(weights.next().expect("weights below N")));
-        let mut table = ProbingTable::with_entries(oc.index.len());
-        let mut slots = ShardedValues::like(&oc.index, 0u32);
-        let mut counts = vec![0u32; table.capacity()];
-        for (g, key) in oc.index.iter() {
-            let prefix = match &renumber {
-                None => key_prefix(key),
-                Some(r) => r.get(key_prefix(key)),
-            };
-            let entry = Entry {
-                logp: logp.get(g),
-                weight: weight.as_ref().map_or(0.0, |w| w.get(g)),
-            };
-            let slot = table.insert(pack(prefix, key_word(key)), entry);
-            *slots.get_mut(g) = slot;
-            counts[slot as usize] = oc.counts.get(g);
-        }
-        renumber = Some(slots);
-        out.push(OrderTable { table, counts });
-    }
-    out
 }

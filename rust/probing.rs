@@ -3,10 +3,10 @@
 //! usually costs one cache miss. Built once from the sharded tables used while counting; a
 //! slot's position is the entry number of its n-gram.
 
-use crate::table::hash_key;
+use crate::table::home_slot;
 
 /// Marks an empty slot (no valid key has `u32::MAX` as its prefix).
-const EMPTY: u64 = u64::MAX;
+pub const EMPTY: u64 = u64::MAX;
 
 /// Slots per entry: KenLM's default probing multiplier.
 const SPACE_MULTIPLIER: f64 = 1.5;
@@ -53,8 +53,29 @@ impl ProbingTable {
 
     #[inline]
     fn home(&self, key: u64) -> usize {
-        // multiply-shift range reduction: uniform over any capacity
-        ((u128::from(hash_key(key)) * self.slots.len() as u128) >> 64) as usize
+        home_slot(key, self.slots.len())
+    }
+
+    /// A table of `capacity` slots filled by `slot -> Some((key, entry))` in place: the slots of
+    /// a counting table with the same capacity keep their positions (same home function), so
+    /// entry numbers carry over and nothing is rehashed.
+    pub fn from_slots(
+        capacity: usize,
+        fill: impl Fn(usize) -> Option<(u64, Entry)> + Sync,
+    ) -> Self {
+        use rayon::prelude::*;
+        let slots: Vec<Slot> = (0..capacity)
+            .into_par_iter()
+            .map(|i| match fill(i) {
+                Some((key, entry)) => Slot { key, entry },
+                None => Slot {
+                    key: EMPTY,
+                    entry: Entry::default(),
+                },
+            })
+            .collect();
+        let len = slots.iter().filter(|s| s.key != EMPTY).count();
+        ProbingTable { slots, len }
     }
 
     /// Whether one more entry fits without overloading the probe sequences (load <= 0.9).

@@ -59,11 +59,7 @@ pub fn count_ngrams(
         corpus.with(|c| {
             let stream = PaddedStream::new(c, bos_eos, None);
             let counts = crate::counts::count_ngrams(&stream, order, c.vocab().len())?;
-            Ok(
-                std::iter::once(counts.unigrams.iter().filter(|&&n| n > 0).count())
-                    .chain(counts.higher.iter().map(|o| o.index.len()))
-                    .collect(),
-            )
+            Ok(counts.distinct())
         })
     })
     .map_err(to_pyerr)
