@@ -1,2 +1,3 @@
 //! fastppl core (design note to be written)
+pub mod metrics;
 mod py;
