@@ -6,8 +6,8 @@
 //! materialised: each row is read twice (max/finiteness pass, then the sum of
 //! `exp(x - max)`), which keeps it in cache. Half-precision rows are widened
 //! into a per-thread `f32` buffer of one row. Rows are spread over rayon
-//! threads; on x86-64 a copy of the row kernel compiled for AVX2+FMA is chosen
-//! at run time.
+//! threads; on x86-64 CPUs with AVX2+FMA (detected at run time) f32 rows use
+//! an explicitly vectorised kernel.
 
 use half::slice::HalfFloatSliceExt;
 use half::{bf16, f16};
@@ -114,7 +114,7 @@ fn score_rows<T: Sync, W: Wide>(
     targets: &[i64],
     widen: Widen<T, W>,
 ) -> Result<Vec<f64>, LogitsError> {
-    let kernel = row_kernel::<W>();
+    let kernel = W::kernel();
     data.par_chunks_exact(vocab)
         .zip(targets.par_iter())
         .enumerate()
@@ -130,12 +130,27 @@ fn score_rows<T: Sync, W: Wide>(
 /// Input precisions the row kernel works on.
 trait Wide: Copy + Send + Sync + 'static {
     fn to_f64(self) -> f64;
+    /// The fastest row kernel for this precision on this CPU.
+    fn kernel() -> RowKernel<Self> {
+        row_logprob
+    }
 }
 
 impl Wide for f32 {
     #[inline(always)]
     fn to_f64(self) -> f64 {
         f64::from(self)
+    }
+
+    fn kernel() -> RowKernel<Self> {
+        #[cfg(target_arch = "x86_64")]
+        if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
+            return |row, target| {
+                // SAFETY: the CPU supports AVX2 and FMA (checked above).
+                unsafe { avx2::row_logprob(row, target) }
+            };
+        }
+        row_logprob
     }
 }
 
@@ -148,82 +163,111 @@ impl Wide for f64 {
 
 type RowKernel<W> = fn(&[W], usize) -> Option<f64>;
 
-/// The fastest row kernel this CPU supports.
-fn row_kernel<W: Wide>() -> RowKernel<W> {
-    #[cfg(target_arch = "x86_64")]
-    if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
-        return |row, target| {
-            // SAFETY: the CPU supports AVX2 and FMA (checked above).
-            unsafe { row_logprob_avx2(row, target) }
-        };
-    }
-    row_logprob
-}
-
-/// # Safety
-/// The CPU must support AVX2 and FMA.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn row_logprob_avx2<W: Wide>(row: &[W], target: usize) -> Option<f64> {
-    row_logprob(row, target)
-}
-
-/// Independent accumulators per row, so that the loops vectorise.
-const LANES: usize = 8;
-
 /// `row[target] - logsumexp(row)` in f64, or `None` if the row is not finite.
-#[inline(always)]
 fn row_logprob<W: Wide>(row: &[W], target: usize) -> Option<f64> {
-    let chunks = row.chunks_exact(LANES);
-    let tail = chunks.remainder();
-    let mut hi = [f64::NEG_INFINITY; LANES];
-    let mut lo = [f64::INFINITY; LANES];
-    for chunk in chunks.clone() {
-        for i in 0..LANES {
-            let x = chunk[i].to_f64();
-            hi[i] = hi[i].max(x);
-            lo[i] = lo[i].min(x);
-        }
-    }
-    for (i, x) in tail.iter().enumerate() {
-        hi[i] = hi[i].max(x.to_f64());
-        lo[i] = lo[i].min(x.to_f64());
-    }
-    let max = hi.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let min = lo.iter().copied().fold(f64::INFINITY, f64::min);
-    // f64::max/min skip NaN, so NaN is caught by the sum below.
-    if !(max.is_finite() && min.is_finite()) {
-        return None;
-    }
-    let mut sums = [0.0f64; LANES];
-    for chunk in chunks {
-        for i in 0..LANES {
-            sums[i] += exp_nonpositive(chunk[i].to_f64() - max);
-        }
-    }
-    for (i, x) in tail.iter().enumerate() {
-        sums[i] += exp_nonpositive(x.to_f64() - max);
-    }
-    let sum: f64 = sums.iter().sum();
-    if !sum.is_finite() {
-        return None;
-    }
-    Some(row[target].to_f64() - max - sum.ln())
+    let (max, min) = extremes(row);
+    finish(row[target].to_f64(), max, min, exp_sum(row, max))
 }
 
-/// `exp(d)` for `d <= 0` to ~1 ulp, branch-free so that it vectorises.
+/// Largest and smallest value of a row; comparisons skip NaN.
+#[inline(always)]
+fn extremes<W: Wide>(row: &[W]) -> (f64, f64) {
+    row.iter()
+        .fold((f64::NEG_INFINITY, f64::INFINITY), |(hi, lo), x| {
+            let x = x.to_f64();
+            (if x > hi { x } else { hi }, if x < lo { x } else { lo })
+        })
+}
+
+/// `sum(exp(x - max))` over a row, in f64; NaN if the row holds NaN.
+#[inline(always)]
+fn exp_sum<W: Wide>(row: &[W], max: f64) -> f64 {
+    row.iter().map(|x| exp_nonpositive(x.to_f64() - max)).sum()
+}
+
+/// The log-probability from a row's extremes and sum, if they are all finite.
+#[inline(always)]
+fn finish(target_value: f64, max: f64, min: f64, sum: f64) -> Option<f64> {
+    (max.is_finite() && min.is_finite() && sum.is_finite()).then(|| target_value - max - sum.ln())
+}
+
+/// AVX2+FMA row kernel for f32 rows: 8 values per step, f64 accumulation.
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use std::arch::x86_64::*;
+
+    use super::{exp_sum, extremes, finish, INV_FACTORIALS, LN2_HI, LN2_LO, SHIFTER};
+
+    /// # Safety
+    /// The CPU must support AVX2 and FMA.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn row_logprob(row: &[f32], target: usize) -> Option<f64> {
+        let (body, tail) = row.split_at(row.len() / 8 * 8);
+        let (mut max, mut min) = extremes(tail);
+        let mut hi = _mm256_set1_ps(f32::NEG_INFINITY);
+        let mut lo = _mm256_set1_ps(f32::INFINITY);
+        for chunk in body.chunks_exact(8) {
+            let x = _mm256_loadu_ps(chunk.as_ptr());
+            hi = _mm256_max_ps(hi, x);
+            lo = _mm256_min_ps(lo, x);
+        }
+        let (mut his, mut los) = ([0f32; 8], [0f32; 8]);
+        _mm256_storeu_ps(his.as_mut_ptr(), hi);
+        _mm256_storeu_ps(los.as_mut_ptr(), lo);
+        let (body_max, body_min) = (extremes(&his).0, extremes(&los).1);
+        // A NaN in the body may leave a NaN lane: treat it as non-finite.
+        if his.iter().chain(&los).any(|v| v.is_nan()) {
+            return None;
+        }
+        max = max.max(body_max);
+        min = min.min(body_min);
+        let shift = _mm256_set1_pd(max);
+        let (mut acc_lo, mut acc_hi) = (_mm256_setzero_pd(), _mm256_setzero_pd());
+        for chunk in body.chunks_exact(8) {
+            let x = _mm256_loadu_ps(chunk.as_ptr());
+            let x_lo = _mm256_cvtps_pd(_mm256_castps256_ps128(x));
+            let x_hi = _mm256_cvtps_pd(_mm256_extractf128_ps::<1>(x));
+            acc_lo = _mm256_add_pd(acc_lo, exp_nonpositive(_mm256_sub_pd(x_lo, shift)));
+            acc_hi = _mm256_add_pd(acc_hi, exp_nonpositive(_mm256_sub_pd(x_hi, shift)));
+        }
+        let mut sums = [0f64; 4];
+        _mm256_storeu_pd(sums.as_mut_ptr(), _mm256_add_pd(acc_lo, acc_hi));
+        let sum = sums.iter().sum::<f64>() + exp_sum(tail, max);
+        finish(f64::from(row[target]), max, min, sum)
+    }
+
+    /// Four lanes of [`super::exp_nonpositive`].
+    #[inline(always)]
+    unsafe fn exp_nonpositive(d: __m256d) -> __m256d {
+        let floor = _mm256_set1_pd(-708.0);
+        let d = _mm256_blendv_pd(d, floor, _mm256_cmp_pd::<_CMP_LT_OQ>(d, floor));
+        let shifter = _mm256_set1_pd(SHIFTER);
+        let shifted = _mm256_fmadd_pd(d, _mm256_set1_pd(std::f64::consts::LOG2_E), shifter);
+        let n = _mm256_sub_pd(shifted, shifter);
+        let r = _mm256_fnmadd_pd(n, _mm256_set1_pd(LN2_HI), d);
+        let r = _mm256_fnmadd_pd(n, _mm256_set1_pd(LN2_LO), r);
+        let mut p = _mm256_set1_pd(INV_FACTORIALS[12]);
+        for k in (0..12).rev() {
+            p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(INV_FACTORIALS[k]));
+        }
+        let bits = _mm256_add_epi64(_mm256_castpd_si256(shifted), _mm256_set1_epi64x(1023));
+        _mm256_mul_pd(p, _mm256_castsi256_pd(_mm256_slli_epi64::<52>(bits)))
+    }
+}
+
+const LN2_HI: f64 = 6.931_471_803_691_238e-1;
+const LN2_LO: f64 = 1.908_214_929_270_587_7e-10;
+/// Adding 1.5 * 2^52 rounds to an integer held in the low mantissa bits.
+const SHIFTER: f64 = 6_755_399_441_055_744.0;
+
+/// `exp(d)` for `d <= 0` to ~1 ulp, branch-free.
 ///
 /// Values below -708 are clamped there (their terms are < 1e-307 next to the
 /// row maximum's 1). NaN propagates.
 #[inline(always)]
 fn exp_nonpositive(d: f64) -> f64 {
-    const LOG2E: f64 = std::f64::consts::LOG2_E;
-    const LN2_HI: f64 = 6.931_471_803_691_238e-1;
-    const LN2_LO: f64 = 1.908_214_929_270_587_7e-10;
-    // Adding 1.5 * 2^52 rounds to an integer held in the low mantissa bits.
-    const SHIFTER: f64 = 6_755_399_441_055_744.0;
     let d = if d < -708.0 { -708.0 } else { d };
-    let shifted = d * LOG2E + SHIFTER;
+    let shifted = d * std::f64::consts::LOG2_E + SHIFTER;
     let n = shifted - SHIFTER;
     let r = d - n * LN2_HI - n * LN2_LO;
     // Taylor series of exp(r), |r| <= ln(2)/2, truncation error < 2e-16.
@@ -273,7 +317,7 @@ mod tests {
 
     #[test]
     fn matches_reference_for_all_dtypes() {
-        let vocab = 37; // not a multiple of LANES
+        let vocab = 37; // not a multiple of the SIMD width
         let values: Vec<f64> = (0..3 * vocab)
             .map(|i| ((i * 7919) % 113) as f64 / 9.0 - 5.0)
             .collect();
@@ -295,6 +339,27 @@ mod tests {
             let got = target_logprobs(logits, vocab, &targets).unwrap();
             for (g, w) in got.iter().zip(&want) {
                 assert!((g - w).abs() < tol, "{logits:?}: {g} vs {w}");
+            }
+        }
+    }
+
+    #[test]
+    fn f32_kernel_matches_portable_kernel() {
+        let kernel = <f32 as Wide>::kernel();
+        for len in [1usize, 7, 8, 9, 64, 1001] {
+            let row: Vec<f32> = (0..len)
+                .map(|i| ((i * 7919) % 1013) as f32 * 0.37 - 150.0)
+                .collect();
+            for target in [0, len / 2, len - 1] {
+                let (got, want) = (kernel(&row, target), row_logprob(&row, target));
+                assert!((got.unwrap() - want.unwrap()).abs() < 1e-12, "len={len}");
+            }
+            for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+                for at in [0, len / 2, len - 1] {
+                    let mut row = row.clone();
+                    row[at] = bad;
+                    assert_eq!(kernel(&row, 0), None, "len={len} at={at} bad={bad}");
+                }
             }
         }
     }

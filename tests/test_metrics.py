@@ -56,6 +56,7 @@ def test_corpus_micro_and_macro():
     macro = (2 + 10) / 2
     assert metrics.corpus_perplexity(docs) == pytest.approx(micro)
     assert metrics.corpus_perplexity(docs, "macro") == pytest.approx(macro)
+    assert metrics.corpus_perplexity(np.log([[0.5, 0.5], [0.1, 0.1]]), "macro") == pytest.approx(6)
     r = metrics.score_corpus(docs, num_units=[1, 1])
     assert r.document_perplexities == pytest.approx([2, 1000])
     assert r.perplexity == pytest.approx(math.exp(-(np.log(0.5) + 3 * np.log(0.1)) / 2))
@@ -88,6 +89,8 @@ def test_bad_logprobs(kwargs, match):
 def test_bad_corpus():
     with pytest.raises(InvalidArgumentError, match="non-empty"):
         metrics.corpus_perplexity([])
+    with pytest.raises(InvalidArgumentError, match="per-document arrays"):
+        metrics.corpus_perplexity(np.array([-1.0, -2.0]))
     with pytest.raises(InvalidArgumentError, match="empty"):
         metrics.corpus_perplexity([[-1.0], []])
     with pytest.raises(InvalidArgumentError, match="2 documents"):

@@ -291,7 +291,8 @@ def score_corpus(
 
     Args:
         per_document_logprobs: One array-like of log-probs (in ``base``) per
-            document; every document must have at least one token.
+            document (or a 2-D array, one row per document); every document
+            must have at least one token.
         base: Log base of the inputs.
         num_units: Optional per-document unit counts (words, bytes, ...).
 
@@ -307,7 +308,7 @@ def score_corpus(
     >>> round(r.cross_entropy, 6), round(r.macro_perplexity, 4)
     (2.5, 11.4019)
     """
-    if isinstance(per_document_logprobs, np.ndarray) or len(per_document_logprobs) == 0:
+    if len(per_document_logprobs) == 0 or np.ndim(per_document_logprobs[0]) == 0:
         raise InvalidArgumentError(
             "per_document_logprobs must be a non-empty sequence of per-document arrays"
         )
@@ -416,9 +417,7 @@ def from_logits(
             raise InvalidArgumentError(
                 f"attention_mask has shape {mask.shape}, labels have {label_ids.shape}"
             )
-        if not (np.issubdtype(mask.dtype, np.integer) or mask.dtype == np.bool_) or (
-            mask.size and not np.isin(mask, (0, 1)).all()
-        ):
+        if not np.isin(mask, (0, 1)).all():
             raise InvalidArgumentError("attention_mask must hold only 0 and 1")
         scored &= mask.astype(bool)
     targets = np.where(scored, label_ids, -1).astype(np.int64)
