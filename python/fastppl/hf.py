@@ -10,7 +10,9 @@ Log-probabilities are natural logs (nats); ``perplexity = exp(CE) = 2 **
 cross_entropy_bits``; corpus numbers are micro averages over pooled tokens
 (``macro_perplexity`` is the mean of per-text perplexities). Padding is never
 scored, and results do not depend on the batch size or the padding side up to
-floating-point noise. Computation runs on the model's device.
+floating-point noise. Computation runs on the model's device, under
+``torch.inference_mode``; call ``model.eval()`` first if the model was
+training (dropout would make scores random).
 """
 
 from __future__ import annotations
