@@ -32,6 +32,7 @@ pub mod corpus;
 pub mod counts;
 pub mod error;
 pub mod estimate;
+pub mod metrics;
 pub mod model;
 pub mod probing;
 mod py;

@@ -11,6 +11,9 @@ Log-probabilities are natural logs unless a ``base`` is asked for.
 2.8284
 """
 
+import importlib
+from types import ModuleType
+
 from fastppl import datasets, errors, reference, text
 from fastppl._core import MAX_ORDER, __version__
 from fastppl.corpus import Corpus
@@ -59,3 +62,12 @@ __all__ = [
     "text",
     "tokenize_text",
 ]
+
+
+_LAZY_SUBMODULES = ("metrics", "lda", "hf")  # hf imports torch: only when asked for
+
+
+def __getattr__(name: str) -> ModuleType:
+    if name in _LAZY_SUBMODULES:
+        return importlib.import_module(f"fastppl.{name}")
+    raise AttributeError(f"module 'fastppl' has no attribute {name!r}")

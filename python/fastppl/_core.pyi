@@ -7,7 +7,14 @@ from typing import final
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["MAX_ORDER", "Corpus", "NGramModel", "__version__", "count_ngrams"]
+__all__ = [
+    "MAX_ORDER",
+    "Corpus",
+    "NGramModel",
+    "__version__",
+    "count_ngrams",
+    "logits_target_logprobs",
+]
 
 __version__: str
 MAX_ORDER: int
@@ -30,6 +37,11 @@ class Corpus:
     def sentences(self, start: int, stop: int) -> list[list[str]]: ...
     def token_counts(self) -> dict[str, int]: ...
 
+def logits_target_logprobs(
+    logits: npt.NDArray[np.float32] | npt.NDArray[np.float64] | npt.NDArray[np.uint16],
+    targets: npt.NDArray[np.int64],
+    half_format: str | None = None,
+) -> npt.NDArray[np.float64]: ...
 def count_ngrams(corpus: Corpus, order: int, bos_eos: bool = True) -> list[int]: ...
 
 @final

@@ -60,3 +60,8 @@ pub fn to_pyerr(err: Error) -> PyErr {
 pub fn type_error(msg: String) -> PyErr {
     Python::attach(|py| raise(py, "InvalidTypeError", (msg,)))
 }
+
+/// `fastppl.errors.InvalidArgumentError` (a `ValueError`) with `msg`.
+pub fn invalid_argument(msg: String) -> PyErr {
+    Python::attach(|py| raise(py, "InvalidArgumentError", (msg,)))
+}

@@ -3,6 +3,7 @@
 
 mod corpus;
 mod errors;
+mod metrics;
 mod model;
 
 use pyo3::prelude::*;
@@ -14,5 +15,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<corpus::PyCorpus>()?;
     m.add_class::<model::PyModel>()?;
     m.add_function(wrap_pyfunction!(model::count_ngrams, m)?)?;
+    metrics::register(m)?;
     Ok(())
 }

@@ -1,0 +1,533 @@
+"""Model-agnostic perplexity metrics: numpy in, numbers out.
+
+Conventions used throughout:
+
+* Log-probabilities returned by fastppl are natural logs (nats). Inputs may be
+  in any base ``b`` (``base="e"``, ``2``, ``10`` or any positive number other
+  than 1); they are converted with ``log_e(p) = log_b(p) * ln(b)``.
+* Cross-entropy ``CE`` is the mean negative log-likelihood per unit:
+  ``CE = -sum(log p) / num_units`` in nats, ``CE_bits = CE / ln(2)``.
+* ``PPL = exp(CE) = 2 ** CE_bits``. Perplexity does not depend on the log base
+  of the inputs, only on the unit it is normalised by.
+* The unit is the token unless ``num_units`` is given: pass the number of
+  words for word perplexity, of UTF-8 bytes for byte perplexity and bits per
+  byte, of characters for character perplexity. The log-likelihood is the same;
+  only the denominator changes.
+* Several documents: *micro* averaging pools all tokens
+  (``exp(-sum_d sum_t log p / sum_d N_d)``); *macro* averaging is the mean of
+  the per-document perplexities (``mean_d exp(-sum_t log p_d / N_d)``), which
+  weighs short and long documents equally.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from fastppl.errors import InvalidArgumentError
+
+__all__ = [
+    "CorpusResult",
+    "LogitsResult",
+    "PerplexityResult",
+    "bits_per_byte",
+    "bits_per_token",
+    "corpus_perplexity",
+    "cross_entropy",
+    "from_logits",
+    "perplexity",
+    "score",
+    "score_corpus",
+]
+
+LogBase = float | Literal["e", "2", "10"]
+Average = Literal["micro", "macro"]
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class PerplexityResult:
+    """Log-likelihood of some text and the numbers derived from it.
+
+    Attributes:
+        total_logprob: Sum of the token log-probabilities, in nats (<= 0).
+        num_tokens: Number of scored tokens.
+        num_units: Denominator for per-unit numbers (words, bytes,
+            characters); ``None`` means per token.
+    """
+
+    total_logprob: float
+    num_tokens: int
+    num_units: float | None = None
+
+    @property
+    def normalizer(self) -> float:
+        """The unit count the metrics are divided by (tokens unless ``num_units``)."""
+        return float(self.num_tokens if self.num_units is None else self.num_units)
+
+    @property
+    def cross_entropy(self) -> float:
+        """Cross-entropy in nats per unit: ``-total_logprob / normalizer``."""
+        return -self.total_logprob / self.normalizer
+
+    @property
+    def cross_entropy_bits(self) -> float:
+        """Cross-entropy in bits per unit (bits per token, or per byte, ...)."""
+        return self.cross_entropy / math.log(2)
+
+    @property
+    def perplexity(self) -> float:
+        """``exp(cross_entropy) == 2 ** cross_entropy_bits``."""
+        return math.exp(self.cross_entropy)
+
+    def per_unit(self, num_units: float) -> PerplexityResult:
+        """The same log-likelihood normalised by another unit count.
+
+        Args:
+            num_units: Number of words, bytes or characters of the text.
+
+        Returns:
+            A copy whose metrics are per the given unit.
+
+        >>> r = score([-1.0, -1.0, -1.0, -1.0])
+        >>> round(r.per_unit(2).cross_entropy, 6)  # 4 tokens, 2 words: nats per word
+        2.0
+        """
+        return dataclasses.replace(self, num_units=_positive_count(num_units, "num_units"))
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class LogitsResult(PerplexityResult):
+    """Result of :func:`from_logits`.
+
+    Attributes:
+        token_logprobs: Array of ``labels.shape``: log-probability in nats of
+            each label, NaN where the label is not scored.
+        mask: Boolean array of ``labels.shape``, True where scored.
+    """
+
+    token_logprobs: np.ndarray
+    mask: np.ndarray
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class CorpusResult(PerplexityResult):
+    """Log-likelihood of several documents (see :func:`score_corpus`).
+
+    The inherited metrics (``perplexity``, ``cross_entropy``...) are micro
+    averages over all pooled tokens (or units).
+
+    Attributes:
+        document_logprobs: Per-document 1-D arrays of token log-probs (nats).
+        document_units: Per-document unit counts, or ``None`` for tokens.
+    """
+
+    document_logprobs: tuple[np.ndarray, ...]
+    document_units: np.ndarray | None = None
+
+    @property
+    def document_perplexities(self) -> np.ndarray:
+        """Perplexity of each document on its own."""
+        totals = np.array([lp.sum() for lp in self.document_logprobs])
+        counts = (
+            np.array([lp.size for lp in self.document_logprobs], dtype=np.float64)
+            if self.document_units is None
+            else self.document_units
+        )
+        return np.exp(-totals / counts)
+
+    @property
+    def macro_perplexity(self) -> float:
+        """Mean of the per-document perplexities."""
+        return float(self.document_perplexities.mean())
+
+    def average(self, how: Average) -> float:
+        """Micro or macro perplexity (see the module docstring)."""
+        if how == "micro":
+            return self.perplexity
+        if how == "macro":
+            return self.macro_perplexity
+        raise InvalidArgumentError(f"average must be 'micro' or 'macro', not {how!r}")
+
+
+def score(
+    logprobs: Any = None,
+    *,
+    probs: Any = None,
+    base: LogBase = "e",
+    num_units: float | None = None,
+) -> PerplexityResult:
+    """Summarise per-token log-probabilities (or probabilities) of one text.
+
+    Args:
+        logprobs: Array-like of log-probabilities in ``base`` (all <= 0).
+        probs: Array-like of probabilities in (0, 1]; instead of ``logprobs``.
+        base: Log base of ``logprobs``: ``"e"`` (default), ``2``, ``10`` or any
+            positive number other than 1.
+        num_units: Words/bytes/characters to normalise by instead of tokens.
+
+    Returns:
+        A :class:`PerplexityResult` (log-likelihood kept in nats).
+
+    Raises:
+        InvalidArgumentError: Empty input, NaN/inf, log-probs > 0, probs outside
+            (0, 1], both or neither of ``logprobs``/``probs``, bad ``base``.
+
+    >>> r = score([-0.5, -0.25], base=2)
+    >>> r.num_tokens, round(r.cross_entropy_bits, 6), round(r.perplexity, 6)
+    (2, 0.375, 1.29684)
+    """
+    nats = _as_nats(logprobs, probs, base)
+    units = None if num_units is None else _positive_count(num_units, "num_units")
+    return PerplexityResult(total_logprob=float(nats.sum()), num_tokens=nats.size, num_units=units)
+
+
+def perplexity(
+    logprobs: Any = None,
+    *,
+    probs: Any = None,
+    base: LogBase = "e",
+    num_units: float | None = None,
+) -> float:
+    """Perplexity ``exp(-sum(log_e p) / N) = 2 ** (-sum(log_2 p) / N)``.
+
+    ``N`` is the number of tokens, or ``num_units`` (words for word
+    perplexity, bytes for byte perplexity, characters, ...).
+
+    Args:
+        logprobs: Log-probabilities in ``base``, one per token.
+        probs: Probabilities in (0, 1] instead of ``logprobs``.
+        base: Log base of ``logprobs`` (``"e"``, ``2``, ``10``, any b > 0, b != 1).
+        num_units: Unit count to normalise by instead of the token count.
+
+    Returns:
+        The perplexity (dimensionless, >= 1 for valid probabilities).
+
+    Raises:
+        InvalidArgumentError: See :func:`score`.
+
+    >>> perplexity(probs=[0.25, 0.25])
+    4.0
+    >>> perplexity([-2.0, -2.0], base=2)  # 2 bits per token
+    4.0
+    >>> round(perplexity([-2.0, -2.0], base=2, num_units=1), 9)  # one two-token word
+    16.0
+    """
+    return score(logprobs, probs=probs, base=base, num_units=num_units).perplexity
+
+
+def cross_entropy(
+    logprobs: Any = None,
+    *,
+    probs: Any = None,
+    base: LogBase = "e",
+    num_units: float | None = None,
+) -> float:
+    """Cross-entropy in nats per token (or per unit): ``-sum(log_e p) / N``.
+
+    Args:
+        logprobs: Log-probabilities in ``base``, one per token.
+        probs: Probabilities in (0, 1] instead of ``logprobs``.
+        base: Log base of ``logprobs``.
+        num_units: Unit count to normalise by instead of the token count.
+
+    Returns:
+        Nats per unit; ``perplexity == exp(cross_entropy)``.
+
+    >>> round(cross_entropy(probs=[0.5, 0.5]), 6)
+    0.693147
+    """
+    return score(logprobs, probs=probs, base=base, num_units=num_units).cross_entropy
+
+
+def bits_per_token(logprobs: Any = None, *, probs: Any = None, base: LogBase = "e") -> float:
+    """Cross-entropy in bits per token: ``-sum(log_2 p) / N``; ``PPL = 2 ** bpt``.
+
+    Args:
+        logprobs: Log-probabilities in ``base``, one per token.
+        probs: Probabilities in (0, 1] instead of ``logprobs``.
+        base: Log base of ``logprobs``.
+
+    Returns:
+        Bits per token.
+
+    >>> bits_per_token(probs=[0.5, 0.25])
+    1.5
+    """
+    return score(logprobs, probs=probs, base=base).cross_entropy_bits
+
+
+def bits_per_byte(
+    logprobs: Any = None, *, num_bytes: int, probs: Any = None, base: LogBase = "e"
+) -> float:
+    """Bits per byte: total negative log-likelihood in bits over the byte count.
+
+    Args:
+        logprobs: Log-probabilities in ``base`` of the tokens covering the text.
+        num_bytes: Length of the text in bytes (e.g. ``len(text.encode())``).
+        probs: Probabilities in (0, 1] instead of ``logprobs``.
+        base: Log base of ``logprobs``.
+
+    Returns:
+        Bits per byte; byte perplexity is ``2 ** bits_per_byte``.
+
+    >>> bits_per_byte([-8.0, -8.0], num_bytes=4, base=2)
+    4.0
+    """
+    return score(logprobs, probs=probs, base=base, num_units=num_bytes).cross_entropy_bits
+
+
+def score_corpus(
+    per_document_logprobs: Sequence[Any],
+    *,
+    base: LogBase = "e",
+    num_units: Sequence[float] | None = None,
+) -> CorpusResult:
+    """Log-likelihoods of several documents, for micro and macro averages.
+
+    Args:
+        per_document_logprobs: One array-like of log-probs (in ``base``) per
+            document (or a 2-D array, one row per document); every document
+            must have at least one token.
+        base: Log base of the inputs.
+        num_units: Optional per-document unit counts (words, bytes, ...).
+
+    Returns:
+        A :class:`CorpusResult`; ``.perplexity`` is micro, ``.macro_perplexity``
+        macro.
+
+    Raises:
+        InvalidArgumentError: No documents, an empty document, invalid values,
+            or ``num_units`` of the wrong length.
+
+    >>> r = score_corpus([[-1.0], [-3.0, -3.0, -3.0]])
+    >>> round(r.cross_entropy, 6), round(r.macro_perplexity, 4)
+    (2.5, 11.4019)
+    """
+    if len(per_document_logprobs) == 0 or np.ndim(per_document_logprobs[0]) == 0:
+        raise InvalidArgumentError(
+            "per_document_logprobs must be a non-empty sequence of per-document arrays"
+        )
+    docs = tuple(_as_nats(lp, None, base) for lp in per_document_logprobs)
+    units = None
+    if num_units is not None:
+        units = np.array([_positive_count(u, "num_units") for u in num_units], dtype=np.float64)
+        if units.shape != (len(docs),):
+            raise InvalidArgumentError(
+                f"num_units has {units.size} entries for {len(docs)} documents"
+            )
+    return CorpusResult(
+        total_logprob=float(sum(d.sum() for d in docs)),
+        num_tokens=sum(d.size for d in docs),
+        num_units=None if units is None else float(units.sum()),
+        document_logprobs=docs,
+        document_units=units,
+    )
+
+
+def corpus_perplexity(
+    per_document_logprobs: Sequence[Any],
+    average: Average = "micro",
+    *,
+    base: LogBase = "e",
+    num_units: Sequence[float] | None = None,
+) -> float:
+    """Perplexity of several documents, micro- or macro-averaged.
+
+    ``"micro"``: ``exp(-sum of all log-probs / total tokens)`` (pooled tokens;
+    long documents weigh more). ``"macro"``: mean of per-document perplexities.
+
+    Args:
+        per_document_logprobs: One array-like of log-probs per document.
+        average: ``"micro"`` (default) or ``"macro"``.
+        base: Log base of the inputs.
+        num_units: Optional per-document unit counts (words, bytes, ...).
+
+    Returns:
+        The averaged perplexity.
+
+    >>> docs = [[-1.0, -1.0], [-3.0, -3.0]]
+    >>> round(corpus_perplexity(docs), 4), round(corpus_perplexity(docs, "macro"), 4)
+    (7.3891, 11.4019)
+    """
+    return score_corpus(per_document_logprobs, base=base, num_units=num_units).average(average)
+
+
+def from_logits(
+    logits: Any,
+    labels: Any,
+    attention_mask: Any = None,
+    ignore_index: int = -100,
+    *,
+    shift: bool = True,
+) -> LogitsResult:
+    """Perplexity from raw logits and labels, computed in Rust.
+
+    Causal convention (``shift=True``): ``logits[..., t, :]`` predicts
+    ``labels[..., t + 1]``, so the first label is never scored, exactly as for
+    Hugging Face causal LMs called with ``labels=input_ids``. With
+    ``shift=False`` ``logits[..., t, :]`` scores ``labels[..., t]``. A label is
+    scored when it is not ``ignore_index`` and (with a mask) both it and the
+    position predicting it have ``attention_mask == 1``, so padding on either
+    side never counts.
+
+    Each scored row is reduced with a stable log-sum-exp in float64 without a
+    softmax copy, rows in parallel, GIL released. ``logits`` may be float32,
+    float64, float16, bfloat16 (``ml_dtypes``) numpy arrays or torch tensors
+    (any device; bfloat16 is passed as its raw bits, not widened in Python).
+    C-contiguous inputs are read in place; others are copied once.
+
+    Args:
+        logits: ``(..., T, V)`` unnormalised scores.
+        labels: ``(..., T)`` integer token ids (int32/int64).
+        attention_mask: Optional ``(..., T)`` array of 0/1.
+        ignore_index: Label value that is never scored.
+        shift: Whether logits at ``t`` predict label ``t + 1``.
+
+    Returns:
+        A :class:`LogitsResult` (``perplexity``, ``cross_entropy`` in nats,
+        ``cross_entropy_bits``, ``num_tokens``, ``token_logprobs`` in nats).
+
+    Raises:
+        InvalidArgumentError: Shape or dtype mismatch, labels outside
+            ``[0, V)``, NaN/inf in a scored logits row, or nothing to score.
+
+    >>> logits = np.log(np.array([[[0.5, 0.5], [0.25, 0.75], [0.9, 0.1]]]))
+    >>> r = from_logits(logits, np.array([[0, 1, 0]]))
+    >>> r.num_tokens, round(r.perplexity, 6)  # labels 1, 0 scored: sqrt(1 / (0.5 * 0.25))
+    (2, 2.828427)
+    """
+    values, half_format = _logits_array(logits)
+    label_ids = _as_numpy(labels)
+    if values.ndim < 2 or label_ids.shape != values.shape[:-1]:
+        raise InvalidArgumentError(
+            f"logits of shape {values.shape} need labels of shape {values.shape[:-1]}, "
+            f"got {label_ids.shape}"
+        )
+    if not np.issubdtype(label_ids.dtype, np.integer):
+        raise InvalidArgumentError(f"labels must be integers, not {label_ids.dtype}")
+    scored = label_ids != ignore_index
+    if attention_mask is not None:
+        mask = _as_numpy(attention_mask)
+        if mask.shape != label_ids.shape:
+            raise InvalidArgumentError(
+                f"attention_mask has shape {mask.shape}, labels have {label_ids.shape}"
+            )
+        if not np.isin(mask, (0, 1)).all():
+            raise InvalidArgumentError("attention_mask must hold only 0 and 1")
+        scored &= mask.astype(bool)
+    targets = np.where(scored, label_ids, -1).astype(np.int64)
+    if shift:
+        scored[..., 0] = False
+        if attention_mask is not None:
+            scored[..., 1:] &= mask[..., :-1].astype(bool)
+        targets = np.concatenate(
+            [np.where(scored[..., 1:], targets[..., 1:], -1), np.full_like(targets[..., :1], -1)],
+            axis=-1,
+        )
+    if (label_ids[scored] < 0).any():
+        raise InvalidArgumentError(
+            f"labels must be in [0, {values.shape[-1]}) or equal ignore_index={ignore_index}"
+        )
+    num_tokens = int(scored.sum())
+    if num_tokens == 0:
+        raise InvalidArgumentError("no label is scored (all masked, ignored, or too short)")
+    from fastppl import _core
+
+    rows = np.ascontiguousarray(values).reshape(-1, values.shape[-1])
+    try:
+        per_row = _core.logits_target_logprobs(rows, targets.reshape(-1), half_format)
+    except ValueError as err:
+        raise InvalidArgumentError(str(err)) from None
+    per_row = per_row.reshape(label_ids.shape)
+    if shift:
+        per_row = np.concatenate([np.full_like(per_row[..., :1], np.nan), per_row[..., :-1]], -1)
+    return LogitsResult(
+        total_logprob=float(per_row[scored].sum()),
+        num_tokens=num_tokens,
+        token_logprobs=per_row,
+        mask=scored,
+    )
+
+
+def _as_nats(logprobs: Any, probs: Any, base: LogBase) -> np.ndarray:
+    """Validated 1-D float64 log-probabilities in nats."""
+    if (logprobs is None) == (probs is None):
+        raise InvalidArgumentError("give exactly one of logprobs and probs")
+    if logprobs is None:
+        p = _float_array(probs, "probs")
+        if not ((p > 0) & (p <= 1)).all():
+            raise InvalidArgumentError("probs must lie in (0, 1]")
+        return np.log(p)
+    lp = _float_array(logprobs, "logprobs")
+    if not np.isfinite(lp).all():
+        raise InvalidArgumentError("logprobs contain NaN or infinity (a probability of 0?)")
+    if (lp > 0).any():
+        raise InvalidArgumentError("logprobs must be <= 0 (probabilities <= 1)")
+    return lp * _ln_base(base)
+
+
+def _float_array(values: Any, name: str) -> np.ndarray:
+    array = _as_numpy(values).astype(np.float64, copy=False).reshape(-1)
+    if array.size == 0:
+        raise InvalidArgumentError(f"{name} is empty")
+    if np.isnan(array).any():
+        raise InvalidArgumentError(f"{name} contain NaN")
+    return array
+
+
+def _ln_base(base: LogBase) -> float:
+    """Natural log of a log base given as "e", a number or a numeric string."""
+    if base == "e":
+        return 1.0
+    try:
+        b = float(base)
+    except (TypeError, ValueError):
+        raise InvalidArgumentError(f"base must be 'e' or a number, not {base!r}") from None
+    if not (math.isfinite(b) and b > 0 and b != 1):
+        raise InvalidArgumentError(f"base must be positive, finite and != 1, not {base!r}")
+    return math.log(b)
+
+
+def _positive_count(value: float, name: str) -> float:
+    number = float(value)
+    if not (math.isfinite(number) and number > 0):
+        raise InvalidArgumentError(f"{name} must be a positive number, not {value!r}")
+    return number
+
+
+def _is_torch_tensor(value: Any) -> bool:
+    return type(value).__module__.split(".")[0] == "torch"
+
+
+def _as_numpy(value: Any) -> np.ndarray:
+    """A numpy view of an array-like or (CPU copy of a) torch tensor."""
+    if _is_torch_tensor(value):
+        return value.detach().cpu().numpy()
+    return np.asarray(value)
+
+
+def _logits_array(logits: Any) -> tuple[np.ndarray, str | None]:
+    """Logits as float32/float64, or uint16 bits plus their half format."""
+    if _is_torch_tensor(logits):
+        tensor = logits.detach().cpu()
+        name = str(tensor.dtype).removeprefix("torch.")
+        if name in ("float16", "bfloat16"):
+            import torch
+
+            return tensor.view(torch.int16).numpy().view(np.uint16), name
+        array = tensor.numpy()
+    else:
+        array = np.asarray(logits)
+    name = array.dtype.name
+    if name in ("float16", "bfloat16"):
+        return array.view(np.uint16), name
+    if name not in ("float32", "float64"):
+        raise InvalidArgumentError(
+            f"logits must be float16, bfloat16, float32 or float64, not {array.dtype}"
+        )
+    return array, None

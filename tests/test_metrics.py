@@ -1,0 +1,234 @@
+"""Tests for fastppl.metrics."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from fastppl import metrics
+from fastppl.errors import InvalidArgumentError
+
+
+def reference_logprobs(logits, labels):
+    """Plain float64 log_softmax + gather, logits[t] scoring labels[t]."""
+    x = np.asarray(logits, dtype=np.float64)
+    shifted = x - x.max(-1, keepdims=True)
+    log_softmax = shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))
+    return np.take_along_axis(log_softmax, labels[..., None], -1)[..., 0]
+
+
+# ---------------------------------------------------------------- from log-probs
+
+
+def test_ppl_cross_entropy_and_bits_agree():
+    lp = np.log([0.1, 0.5, 0.9, 0.3])
+    r = metrics.score(lp)
+    assert r.perplexity == pytest.approx(math.exp(r.cross_entropy))
+    assert r.perplexity == pytest.approx(2**r.cross_entropy_bits)
+    assert r.cross_entropy == pytest.approx(-lp.mean())
+    assert metrics.bits_per_token(lp) == pytest.approx(r.cross_entropy_bits)
+    assert metrics.cross_entropy(lp) == pytest.approx(r.cross_entropy)
+
+
+@pytest.mark.parametrize("base", ["e", 2, 10, "2", 3.7])
+def test_perplexity_is_independent_of_input_base(base):
+    p = np.array([0.2, 0.7, 0.05])
+    b = math.e if base == "e" else float(base)
+    lp = np.log(p) / math.log(b)
+    assert metrics.perplexity(lp, base=base) == pytest.approx(metrics.perplexity(probs=p))
+    assert metrics.perplexity(probs=p) == pytest.approx(np.prod(p) ** (-1 / 3))
+
+
+def test_unit_normalisations():
+    lp2 = np.array([-3.0, -5.0, -4.0])  # 12 bits in total
+    assert metrics.perplexity(lp2, base=2, num_units=2) == pytest.approx(2**6)  # 2 words
+    assert metrics.bits_per_byte(lp2, num_bytes=24, base=2) == pytest.approx(0.5)
+    r = metrics.score(lp2, base=2)
+    assert r.per_unit(4).cross_entropy_bits == pytest.approx(3.0)  # 4 characters
+    assert r.per_unit(4).num_tokens == 3
+
+
+def test_corpus_micro_and_macro():
+    docs = [np.log([0.5]), np.log([0.1, 0.1, 0.1])]
+    micro = math.exp(-(np.log(0.5) + 3 * np.log(0.1)) / 4)
+    macro = (2 + 10) / 2
+    assert metrics.corpus_perplexity(docs) == pytest.approx(micro)
+    assert metrics.corpus_perplexity(docs, "macro") == pytest.approx(macro)
+    assert metrics.corpus_perplexity(np.log([[0.5, 0.5], [0.1, 0.1]]), "macro") == pytest.approx(6)
+    r = metrics.score_corpus(docs, num_units=[1, 1])
+    assert r.document_perplexities == pytest.approx([2, 1000])
+    assert r.perplexity == pytest.approx(math.exp(-(np.log(0.5) + 3 * np.log(0.1)) / 2))
+    with pytest.raises(InvalidArgumentError, match="micro"):
+        metrics.corpus_perplexity(docs, "median")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"logprobs": []}, "empty"),
+        ({"logprobs": [0.1]}, "<= 0"),
+        ({"logprobs": [-np.inf]}, "infinity"),
+        ({"logprobs": [np.nan]}, "NaN"),
+        ({"probs": [0.0, 0.5]}, r"\(0, 1\]"),
+        ({"probs": [1.5]}, r"\(0, 1\]"),
+        ({"probs": [np.nan]}, "NaN"),
+        ({}, "exactly one"),
+        ({"logprobs": [-1.0], "probs": [0.5]}, "exactly one"),
+        ({"logprobs": [-1.0], "base": 1}, "base"),
+        ({"logprobs": [-1.0], "base": "ten"}, "base"),
+        ({"logprobs": [-1.0], "num_units": 0}, "num_units"),
+    ],
+)
+def test_bad_logprobs(kwargs, match):
+    with pytest.raises(InvalidArgumentError, match=match):
+        metrics.perplexity(**kwargs)
+
+
+def test_bad_corpus():
+    with pytest.raises(InvalidArgumentError, match="non-empty"):
+        metrics.corpus_perplexity([])
+    with pytest.raises(InvalidArgumentError, match="per-document arrays"):
+        metrics.corpus_perplexity(np.array([-1.0, -2.0]))
+    with pytest.raises(InvalidArgumentError, match="empty"):
+        metrics.corpus_perplexity([[-1.0], []])
+    with pytest.raises(InvalidArgumentError, match="2 documents"):
+        metrics.corpus_perplexity([[-1.0], [-2.0]], num_units=[1, 2, 3])
+
+
+# ---------------------------------------------------------------- from logits
+
+
+@pytest.mark.parametrize(
+    ("dtype", "tol"), [(np.float64, 1e-12), (np.float32, 1e-5), (np.float16, 1e-2)]
+)
+def test_from_logits_matches_log_softmax(dtype, tol):
+    rng = np.random.default_rng(0)
+    logits = (rng.normal(size=(3, 7, 101)) * 4).astype(dtype)
+    labels = rng.integers(0, 101, size=(3, 7))
+    r = metrics.from_logits(logits, labels, shift=False)
+    want = reference_logprobs(logits, labels)
+    np.testing.assert_allclose(r.token_logprobs, want, atol=tol)
+    assert r.num_tokens == 21
+    assert r.total_logprob == pytest.approx(want.sum(), abs=21 * tol)
+
+
+def test_causal_shift_alignment():
+    rng = np.random.default_rng(1)
+    logits = rng.normal(size=(2, 5, 9))
+    labels = rng.integers(0, 9, size=(2, 5)).astype(np.int32)
+    r = metrics.from_logits(logits, labels)
+    want = reference_logprobs(logits[:, :-1], labels[:, 1:].astype(np.int64))
+    assert np.isnan(r.token_logprobs[:, 0]).all()
+    np.testing.assert_allclose(r.token_logprobs[:, 1:], want, atol=1e-12)
+    assert r.num_tokens == 8
+    assert r.perplexity == pytest.approx(math.exp(-want.mean()))
+    assert r.mask.tolist() == [[False] + [True] * 4] * 2
+
+
+def test_padding_and_ignore_index_never_count():
+    rng = np.random.default_rng(2)
+    seq = rng.integers(0, 11, size=6)
+    single = rng.normal(size=(6, 11))
+    base = metrics.from_logits(single, seq)
+    pad = rng.normal(size=(3, 11)) * 100
+    on, off = [1] * 6, [0] * 3
+    right = metrics.from_logits(
+        np.concatenate([single, pad])[None], np.r_[seq, off][None], np.r_[on, off][None]
+    )
+    left = metrics.from_logits(
+        np.concatenate([pad, single])[None], np.r_[[5, 5, 5], seq][None], np.r_[off, on][None]
+    )
+    ignored = metrics.from_logits(
+        np.concatenate([single, pad]), np.r_[seq, [-100] * 3], ignore_index=-100
+    )
+    for r in (right, left, ignored):
+        assert r.num_tokens == base.num_tokens == 5
+        assert r.perplexity == pytest.approx(base.perplexity, rel=1e-12)
+
+
+def test_large_logits_are_stable():
+    logits = np.array([[3e4, 3e4, -3e4, 0.0]], dtype=np.float32)
+    r = metrics.from_logits(logits, np.array([1]), shift=False)
+    assert r.token_logprobs[0] == pytest.approx(-math.log(2))
+
+
+def test_bfloat16_numpy_is_widened_exactly():
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    rng = np.random.default_rng(3)
+    logits = rng.normal(size=(4, 33)).astype(ml_dtypes.bfloat16)
+    labels = rng.integers(0, 33, size=4)
+    r = metrics.from_logits(logits, labels, shift=False)
+    want = reference_logprobs(logits.astype(np.float64), labels)
+    np.testing.assert_allclose(r.token_logprobs, want, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64"])
+def test_torch_tensors(dtype):
+    torch = pytest.importorskip("torch")
+    gen = torch.Generator().manual_seed(0)
+    logits = torch.randn(2, 6, 50, generator=gen).to(getattr(torch, dtype))
+    labels = torch.randint(0, 50, (2, 6), generator=gen)
+    mask = torch.ones(2, 6, dtype=torch.long)
+    mask[1, 4:] = 0
+    r = metrics.from_logits(logits, labels, mask)
+    want = torch.log_softmax(logits.double(), -1)[:, :-1].gather(-1, labels[:, 1:, None])[..., 0]
+    want = want.numpy()[mask[:, 1:].bool().numpy()]
+    assert r.num_tokens == want.size == 8
+    np.testing.assert_allclose(r.token_logprobs[r.mask], want, atol=1e-12)
+
+
+def test_non_contiguous_logits():
+    rng = np.random.default_rng(4)
+    logits = rng.normal(size=(20, 8))
+    labels = rng.integers(0, 8, size=10)
+    r = metrics.from_logits(logits[::2], labels, shift=False)
+    np.testing.assert_allclose(r.token_logprobs, reference_logprobs(logits[::2], labels))
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    hnp.arrays(
+        np.float32,
+        hnp.array_shapes(min_dims=2, max_dims=3, min_side=2, max_side=9),
+        elements=st.floats(-1e4, 1e4, width=32),
+    ),
+    st.data(),
+)
+def test_from_logits_property(logits, data):
+    vocab = logits.shape[-1]
+    labels = data.draw(hnp.arrays(np.int64, logits.shape[:-1], elements=st.integers(0, vocab - 1)))
+    r = metrics.from_logits(logits, labels, shift=False)
+    want = reference_logprobs(logits, labels)
+    np.testing.assert_allclose(r.token_logprobs, want, rtol=1e-9, atol=1e-9)
+    assert (r.token_logprobs <= 0).all()
+
+
+@pytest.mark.parametrize(
+    ("logits", "labels", "mask", "match"),
+    [
+        (np.zeros((2, 3, 5)), np.zeros((2, 4), int), None, "labels of shape"),
+        (np.zeros(5), np.zeros((), int), None, "labels of shape"),
+        (np.zeros((2, 3, 5)), np.zeros((2, 3)), None, "integers"),
+        (np.zeros((2, 3, 5), int), np.zeros((2, 3), int), None, "float16"),
+        (np.zeros((2, 3, 5)), np.zeros((2, 3), int), np.ones((2, 2)), "attention_mask"),
+        (np.zeros((2, 3, 5)), np.zeros((2, 3), int), np.full((2, 3), 2), "0 and 1"),
+        (np.zeros((2, 3, 5)), np.full((2, 3), 5), None, "outside the vocabulary"),
+        (np.zeros((2, 3, 5)), np.full((2, 3), -1), None, r"\[0, 5\)"),
+        (np.zeros((2, 1, 5)), np.zeros((2, 1), int), None, "no label is scored"),
+        (np.full((2, 3, 5), np.nan), np.zeros((2, 3), int), None, "NaN or infinity"),
+        (np.full((1, 3, 5), np.inf), np.zeros((1, 3), int), None, "NaN or infinity"),
+        (np.full((1, 3, 5), -np.inf), np.zeros((1, 3), int), None, "NaN or infinity"),
+    ],
+)
+def test_from_logits_bad_input(logits, labels, mask, match):
+    with pytest.raises(InvalidArgumentError, match=match):
+        metrics.from_logits(logits, labels, mask)
+
+
+def test_nan_in_unscored_rows_is_ignored():
+    logits = np.zeros((1, 3, 4))
+    logits[0, 2] = np.nan  # predicts nothing under the causal shift
+    assert metrics.from_logits(logits, np.zeros((1, 3), int)).perplexity == pytest.approx(4)
