@@ -13,8 +13,15 @@
 //!   at it one order at a time from the entries that ended at the previous token: the same walk
 //!   KenLM's `FullScore` does over its probing tables.
 //! - **Parallel without locks.** Order m is counted in one pass over the stream once order m-1 is
-//!   done ([`counts`]); each thread owns the shard of the hash space its keys fall in, so there is
-//!   neither locking nor merging. Scoring runs sentences in parallel ([`score`]).
+//!   done ([`counts`]), all threads adding into one open-addressing table (slots claimed by
+//!   compare-and-swap, counts added atomically) sized from a HyperLogLog estimate. A slot's
+//!   position is the n-gram's entry number from then on: the model's tables ([`probing`]) are
+//!   built slot for slot, with no rehashing. Measured on 56 M Gutenberg tokens (2 cores):
+//!   counting orders 1-5 takes 11 s and 3.5 GB; this replaced sharded hashbrown tables plus a
+//!   rebuild, which took 3x longer.
+//! - **Latency, not arithmetic.** A large model does not fit in cache, so scoring is bound by
+//!   memory latency; each thread scores 8 sentences side by side and prefetches the slots of
+//!   each one's next token ([`score`]), which tripled throughput on a 28 M-trigram model.
 //! - **One model shape for every estimator.** Each estimator ([`estimate`]) compiles to backoff
 //!   form ([`model`]): ln p for every counted n-gram and a weight for every context. For the
 //!   interpolated family (Witten-Bell, absolute discounting, Kneser-Ney, modified Kneser-Ney) this
