@@ -16,13 +16,15 @@ use rayon::prelude::*;
 use crate::error::{Error, Result};
 use crate::probing::EMPTY;
 use crate::stream::PaddedStream;
-use crate::table::{hash_key, home_slot, pack, NONE};
+use crate::table::{hash_key, home_slot, pack, prefetch, NONE};
 
 /// Highest order accepted: beyond this nothing is gained and the tables only grow.
 pub const MAX_ORDER: usize = 64;
 
 /// Slots per estimated key: an expected load of 0.77, where linear probing is still short.
 const SLOTS_PER_KEY: f64 = 1.3;
+/// How many positions ahead counting prefetches table slots.
+const LOOKAHEAD: usize = 16;
 /// Fill level at which counting stops and restarts with a table twice as large.
 const MAX_LOAD: f64 = 0.9;
 
@@ -104,6 +106,12 @@ impl OrderCounts {
                 _ => i = if i + 1 == self.slots.len() { 0 } else { i + 1 },
             }
         }
+    }
+
+    /// Starts loading the home slot of `key` (see [`crate::table::prefetch`]).
+    #[inline]
+    fn prefetch(&self, key: u64) {
+        prefetch(&self.slots[home_slot(key, self.slots.len())]);
     }
 
     /// Adds one occurrence of `key` (whose suffix entry is `suffix`); returns its slot and
@@ -365,9 +373,14 @@ fn fill_order(
         .try_for_each(|(part, chunk, offset)| {
             let mut new_here = 0usize;
             let mut result = Ok(());
+            let end = offset + part.len();
             for_each_window(stream, m, chunk, |p| {
                 if result.is_err() || full.load(Relaxed) {
                     return;
+                }
+                if p + LOOKAHEAD < end {
+                    // (a key across a sentence start is garbage: a wasted hint, nothing more)
+                    table_ref.prefetch(key_at(p + LOOKAHEAD));
                 }
                 match table_ref.add(key_at(p), prev[p]) {
                     Ok(None) => full.store(true, Relaxed),

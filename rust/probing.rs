@@ -3,7 +3,7 @@
 //! usually costs one cache miss. Built once from the sharded tables used while counting; a
 //! slot's position is the entry number of its n-gram.
 
-use crate::table::home_slot;
+use crate::table::{home_slot, prefetch};
 
 /// Marks an empty slot (no valid key has `u32::MAX` as its prefix).
 pub const EMPTY: u64 = u64::MAX;
@@ -122,19 +122,7 @@ impl ProbingTable {
     /// sentences so that the load overlaps other work; see `score.rs`).
     #[inline]
     pub fn prefetch(&self, key: u64) {
-        #[cfg(target_arch = "x86_64")]
-        {
-            let slot: *const Slot = &self.slots[self.home(key)];
-            // SAFETY: prefetching is only a hint to the cache; it never faults and reads nothing
-            // into the program's state, and the pointer is in bounds.
-            unsafe {
-                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                    slot.cast::<i8>(),
-                )
-            };
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = key;
+        prefetch(&self.slots[self.home(key)]);
     }
 
     /// The entry in slot `slot`.
