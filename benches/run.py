@@ -52,6 +52,18 @@ def _gutenberg_corpus(max_shards: int | None = None):
     return fastppl.Corpus(inner)
 
 
+def _corpus_for(impl: str, corpus: str):
+    """The corpus, and its sentences as Python lists when the pure-Python reference needs them
+    (the reference gets the first Gutenberg shard only: the whole corpus would take minutes)."""
+    import fastppl
+
+    if corpus == "machado":
+        sentences = _machado_sentences()
+        return fastppl.Corpus.from_sentences(sentences), sentences
+    c = _gutenberg_corpus(max_shards=1 if impl == "reference" else None)
+    return c, (list(c) if impl == "reference" else None)
+
+
 def _timed(fn):
     t = time.perf_counter()
     out = fn()
@@ -69,12 +81,7 @@ def case_count3(impl: str, corpus: str) -> dict:
     """Counting orders 1-3 (no estimation)."""
     import fastppl
 
-    if corpus == "machado":
-        sentences = _machado_sentences()
-        c = fastppl.Corpus.from_sentences(sentences)
-    else:
-        c = _gutenberg_corpus(max_shards=1 if impl == "reference" else None)
-        sentences = list(c) if impl == "reference" else None
+    c, sentences = _corpus_for(impl, corpus)
     if impl == "fastppl":
         seconds, counts = _timed(lambda: fastppl._core.count_ngrams(c._inner, 3))
     else:
@@ -89,12 +96,7 @@ def case_count_score3(impl: str, corpus: str) -> dict:
     """Counting + scoring at order 3 (MLE: counts and lookups only, no smoothing work)."""
     import fastppl
 
-    if corpus == "machado":
-        sentences = _machado_sentences()
-        c = fastppl.Corpus.from_sentences(sentences)
-    else:
-        c = _gutenberg_corpus(max_shards=1 if impl == "reference" else None)
-        sentences = list(c) if impl == "reference" else None
+    c, sentences = _corpus_for(impl, corpus)
     if impl == "fastppl":
 
         def job():
