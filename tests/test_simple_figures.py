@@ -54,3 +54,17 @@ def test_known_probabilities():
     expected = math.prod(probs) ** (-1 / 6)
     assert expected == pytest.approx(2.4150617741843954, rel=1e-15)
     assert r.perplexity == pytest.approx(expected, rel=1e-14)
+
+
+def test_seed_figures_through_metrics():
+    """The same two figures from probabilities directly (fastppl.metrics), in every base."""
+    from fastppl import metrics
+
+    probs = [0.4, 0.3, 0.2, 0.5, 0.7, 0.6]
+    expected = math.exp(-sum(math.log(p) for p in probs) / len(probs))
+    assert expected == pytest.approx(2.41506, abs=5e-6)
+    assert metrics.perplexity(probs=probs) == pytest.approx(expected, rel=1e-12)
+    for base, log in (("e", math.log), (2, math.log2), (10, math.log10)):
+        logs = [log(p) for p in probs]
+        assert metrics.perplexity(logs, base=base) == pytest.approx(expected, rel=1e-12)
+    assert metrics.perplexity(probs=[1 / 6] * 6) == pytest.approx(6.0, rel=1e-12)
