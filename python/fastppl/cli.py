@@ -1,13 +1,191 @@
-"""The ``fastppl`` command line."""
+"""The ``fastppl`` command line, modelled on KenLM's ``lmplz`` and ``query`` and SRILM's
+``ngram -ppl``.
+
+    fastppl train -o 3 corpus.txt model.arpa.gz     # text -> ARPA (modified Kneser-Ney)
+    fastppl eval model.arpa.gz test.txt             # perplexity incl./excl. OOVs, like query
+    fastppl score model.arpa.gz test.txt --tokens   # per-sentence or per-token scores
+    fastppl demo                                    # the bundled-corpus demo
+
+Text is read from files or standard input (``-`` or no file), plain or .gz/.xz/.bz2, as one
+pre-tokenized sentence per line by default (``--tokenizer whitespace --sentences lines``, what
+lmplz and query read). Scores are log10 unless ``--base`` says otherwise.
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
+import math
+import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from fastppl.errors import FastpplError
+
+
+# ---- shared pieces ----------------------------------------------------------------------------
+@contextlib.contextmanager
+def _step(label: str, quiet: bool) -> Iterator[None]:
+    """A status line on stderr for a long step (only on a terminal, and not with --quiet)."""
+    show = not quiet and sys.stderr.isatty()
+    if not show:
+        yield
+        return
+    from tqdm import tqdm
+
+    with tqdm(total=1, desc=label, bar_format="{desc}: {elapsed}", file=sys.stderr) as bar:
+        yield
+        bar.update(1)
+
+
+def _add_text_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--tokenizer",
+        choices=("whitespace", "nltk"),
+        default="whitespace",
+        help="whitespace: pre-tokenized text (default, as lmplz/query); nltk: word_tokenize",
+    )
+    p.add_argument(
+        "--sentences",
+        choices=("lines", "terminators", "punkt", "none"),
+        default="lines",
+        help="how text is cut into sentences (default: one per line)",
+    )
+    p.add_argument("--lowercase", action="store_true", help="lowercase the text first")
+    p.add_argument(
+        "--skip-line-prefix",
+        action="append",
+        default=[],
+        metavar="PREFIX",
+        help="drop lines starting with PREFIX (repeatable)",
+    )
+    p.add_argument("--encoding", default="utf-8")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+
+
+def _read_corpus(path: str | None, args: argparse.Namespace):
+    """The corpus in `path` (a file, or standard input for None or '-')."""
+    from fastppl.corpus import Corpus
+    from fastppl.text import read_text
+
+    options = {
+        "tokenizer": args.tokenizer,
+        "sentences": args.sentences,
+        "lowercase": args.lowercase,
+        "skip_line_prefixes": tuple(args.skip_line_prefix),
+    }
+    if path is None or path == "-":
+        return Corpus.from_text(read_text("/dev/stdin", encoding=args.encoding), **options)
+    return Corpus.from_file(path, encoding=args.encoding, **options)
+
+
+def _load_model(path: str):
+    from fastppl.model import NGramModel
+
+    return NGramModel.from_arpa(path)
+
+
+def _base(name: str) -> float:
+    return {"e": math.e, "2": 2.0, "10": 10.0}[name]
+
+
+# ---- subcommands ------------------------------------------------------------------------------
+def _train(args: argparse.Namespace) -> int:
+    """Fits a model on a text and writes it as ARPA (compressed by the output's extension)."""
+    from fastppl.model import NGramModel
+
+    params = {}
+    if args.smoothing in ("absolute_discounting", "kneser_ney") and args.discount is not None:
+        params["discount"] = args.discount
+    if args.smoothing == "modified_kneser_ney":
+        params["discount_fallback"] = args.discount_fallback
+    with _step("reading", args.quiet):
+        corpus = _read_corpus(args.text, args)
+    with _step(f"fitting order {args.order}", args.quiet):
+        model = NGramModel.fit(corpus, order=args.order, smoothing=args.smoothing, **params)
+    with _step(f"writing {args.output}", args.quiet):
+        model.to_arpa(args.output)
+    if not args.quiet:
+        counts = " ".join(f"{i}={n}" for i, n in enumerate(model.ngram_counts, start=1))
+        print(
+            f"{corpus.num_tokens} tokens, {len(corpus)} sentences; n-grams {counts}; "
+            f"wrote {args.output}",
+            file=sys.stderr,
+        )
+    return 0
+
+
+def _eval(args: argparse.Namespace) -> int:
+    """Perplexity of a text, printed like KenLM's `query -v summary` (or as JSON)."""
+    with _step("loading model", args.quiet):
+        model = _load_model(args.model)
+    with _step("reading", args.quiet):
+        corpus = _read_corpus(args.text, args)
+    with _step("scoring", args.quiet):
+        incl = model.evaluate(corpus, oov="unk")
+        excl = model.evaluate(corpus, oov="skip") if incl.num_oov else incl
+    figures = {
+        "perplexity_including_oovs": incl.perplexity,
+        "perplexity_excluding_oovs": excl.perplexity,
+        "oovs": incl.num_oov,
+        "tokens": incl.num_tokens,
+        "sentences": len(corpus),
+        "log10_prob": incl.log_prob_in(10),
+    }
+    if args.srilm:
+        # SRILM ngram -ppl: words exclude </s>; logprob includes it; OOVs are left out
+        log10 = excl.log_prob_in(10)
+        words = incl.num_tokens - len(corpus)
+        figures["srilm_ppl"] = 10 ** (-log10 / (words - incl.num_oov + len(corpus)))
+        figures["srilm_ppl1"] = 10 ** (-log10 / (words - incl.num_oov))
+    if args.json:
+        print(json.dumps(figures))
+        return 0
+    print(f"Perplexity including OOVs:\t{figures['perplexity_including_oovs']!r}")
+    print(f"Perplexity excluding OOVs:\t{figures['perplexity_excluding_oovs']!r}")
+    print(f"OOVs:\t{figures['oovs']}")
+    print(f"Tokens:\t{figures['tokens']}")
+    if args.srilm:
+        print(f"SRILM ppl:\t{figures['srilm_ppl']!r}")
+        print(f"SRILM ppl1:\t{figures['srilm_ppl1']!r}")
+    return 0
+
+
+def _score(args: argparse.Namespace) -> int:
+    """Per-sentence (default) or per-token scores as TSV or JSON lines."""
+    with _step("loading model", args.quiet):
+        model = _load_model(args.model)
+    with _step("reading", args.quiet):
+        corpus = _read_corpus(args.text, args)
+    with _step("scoring", args.quiet):
+        result = model.evaluate(corpus, oov="unk", token_logprobs=args.tokens)
+    divisor = math.log(_base(args.base))
+    out = sys.stdout
+    if not args.tokens:
+        lengths = corpus.sentence_lengths()
+        for i, (lp, n) in enumerate(zip(result.sentence_log_probs, lengths, strict=True)):
+            score = float(lp / divisor)
+            if args.format == "jsonl":
+                out.write(json.dumps({"sentence": i, "score": score, "words": int(n)}) + "\n")
+            else:
+                out.write(f"{i}\t{score!r}\t{int(n)}\n")
+        return 0
+    scores = result.token_logprobs / divisor
+    position = 0
+    extra = 1 if model.bos_eos else 0
+    for i, sentence in enumerate(corpus):
+        words = [*sentence, "</s>"] if extra else sentence
+        for j, word in enumerate(words):
+            score = float(scores[position + j])
+            if args.format == "jsonl":
+                row = {"sentence": i, "position": j, "token": word, "score": score}
+                out.write(json.dumps(row, ensure_ascii=False) + "\n")
+            else:
+                out.write(f"{i}\t{j}\t{word}\t{score!r}\n")
+        position += len(words)
+    return 0
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -56,9 +234,50 @@ def _demo(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``fastppl`` command."""
     parser = argparse.ArgumentParser(
-        prog="fastppl", description="Exact and fast perplexity of n-gram language models."
+        prog="fastppl",
+        description="Exact and fast perplexity of n-gram language models.",
+        epilog="Text: files or standard input ('-'), plain or .gz/.xz/.bz2.",
     )
     sub = parser.add_subparsers(dest="command", required=True)
+
+    train = sub.add_parser("train", help="fit a model on a text and write it as ARPA")
+    train.add_argument("text", nargs="?", help="training text (default: standard input)")
+    train.add_argument("output", help="ARPA file to write (.gz/.xz/.bz2 compress it)")
+    train.add_argument("-o", "--order", type=int, default=3)
+    train.add_argument(
+        "--smoothing",
+        default="modified_kneser_ney",
+        choices=("modified_kneser_ney", "kneser_ney", "witten_bell", "absolute_discounting"),
+        help="an estimator with a backoff (ARPA) form (default: modified_kneser_ney, as lmplz)",
+    )
+    train.add_argument("--discount", type=float, help="kneser_ney / absolute_discounting D")
+    train.add_argument(
+        "--discount-fallback",
+        action="store_true",
+        help="as lmplz --discount_fallback: D1=0.5, D2=1, D3+=1.5 when the estimate fails",
+    )
+    _add_text_options(train)
+    train.set_defaults(run=_train)
+
+    evaluate = sub.add_parser("eval", help="perplexity of a text (like KenLM query -v summary)")
+    evaluate.add_argument("model", help="ARPA model (plain or compressed)")
+    evaluate.add_argument("text", nargs="?", help="text to score (default: standard input)")
+    evaluate.add_argument("--json", action="store_true", help="print the figures as JSON")
+    evaluate.add_argument("--srilm", action="store_true", help="also SRILM's ppl and ppl1")
+    _add_text_options(evaluate)
+    evaluate.set_defaults(run=_eval)
+
+    score = sub.add_parser("score", help="per-sentence or per-token scores")
+    score.add_argument("model", help="ARPA model (plain or compressed)")
+    score.add_argument("text", nargs="?", help="text to score (default: standard input)")
+    score.add_argument("--tokens", action="store_true", help="one line per token, </s> included")
+    score.add_argument("--format", choices=("tsv", "jsonl"), default="tsv")
+    score.add_argument(
+        "--base", choices=("10", "e", "2"), default="10", help="log base (default 10, as KenLM)"
+    )
+    _add_text_options(score)
+    score.set_defaults(run=_score)
+
     demo = sub.add_parser("demo", help="train orders 1-5 on the bundled corpus, print perplexities")
     demo.add_argument("--max-order", type=int, default=5)
     demo.add_argument("--smoothing", default="modified_kneser_ney")
@@ -73,7 +292,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.run(args)
-    except FastpplError as e:
+    except BrokenPipeError:  # the reader went away (`| head`): not an error
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - stdout must stay open until exit
+        return 0
+    except (FastpplError, OSError) as e:
         print(f"fastppl: error: {e}", file=sys.stderr)
         return 1
 
