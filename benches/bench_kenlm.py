@@ -1,0 +1,229 @@
+"""fastppl vs KenLM (lmplz, build_binary, query) on the same text and machine.
+
+KenLM is not part of fastppl and is not built by this script: build it yourself from its
+public source (its README explains how; ``lmplz``, ``build_binary`` and ``query`` are what is
+needed) and pass the directory of its binaries:
+
+    python benches/bench_kenlm.py --kenlm-bin /path/to/kenlm/build/bin [--order 5] [--memory 8G]
+
+Text: the Project Gutenberg shards of ``../shared/corpora/gutenberg`` (~56 M tokens), one
+sentence per line, tokens split on whitespace (lmplz's input format; fastppl reads the same file
+with ``tokenizer="whitespace", sentences="lines"``). Every measurement runs in its own process
+under ``/usr/bin/time -v`` (wall time and peak RSS); repeated runs report medians.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import lzma
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+GUTENBERG = sorted((SHARED / "corpora" / "gutenberg").glob("gutenberg-*.txt.xz"))
+
+FIT = """
+import json, sys, time, fastppl
+t = time.perf_counter()
+c = fastppl.Corpus.from_file(sys.argv[1], tokenizer="whitespace", sentences="lines")
+read = time.perf_counter() - t
+t = time.perf_counter()
+m = fastppl.NGramModel.fit(c, order=int(sys.argv[2]), smoothing="modified_kneser_ney")
+fit = time.perf_counter() - t
+t = time.perf_counter()
+if sys.argv[3] != "-":
+    m.to_arpa(sys.argv[3])
+write = time.perf_counter() - t
+print(json.dumps({"read": read, "fit": fit, "write": write, "ngrams": m.ngram_counts}))
+"""
+
+EVAL = """
+import json, sys, time, fastppl
+t = time.perf_counter()
+m = fastppl.NGramModel.from_arpa(sys.argv[1])
+load = time.perf_counter() - t
+c = fastppl.Corpus.from_file(sys.argv[2], tokenizer="whitespace", sentences="lines")
+t = time.perf_counter()
+r = m.evaluate(c)
+score = time.perf_counter() - t
+out = {"load": load, "score": score, "tokens": r.num_tokens, "perplexity": r.perplexity}
+print(json.dumps(out))
+"""
+
+
+def timed(cmd: list[str], stdin: Path | None = None, env: dict | None = None) -> dict:
+    """Runs `cmd` under /usr/bin/time -v; wall seconds, peak RSS (MB) and its stdout."""
+    with open(stdin or os.devnull, "rb") as inp:
+        proc = subprocess.run(
+            ["/usr/bin/time", "-v", *cmd],
+            stdin=inp,
+            capture_output=True,
+            text=True,
+            env={**os.environ, **(env or {})},
+            check=False,
+        )
+    if proc.returncode != 0:
+        raise RuntimeError(f"{cmd[0]} failed:\n{proc.stderr[-3000:]}")
+    wall = re.search(r"Elapsed \(wall clock\) time.*: (?:(\d+):)?(\d+):([\d.]+)", proc.stderr)
+    h, m, s = wall.groups()
+    rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr).group(1))
+    seconds = int(h or 0) * 3600 + int(m) * 60 + float(s)
+    return {"seconds": seconds, "peak_mb": rss / 1024, "stdout": proc.stdout, "stderr": proc.stderr}
+
+
+def median_of(runs: list[dict], key: str) -> float:
+    return statistics.median(r[key] for r in runs)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--kenlm-bin", type=Path, required=True)
+    ap.add_argument("--order", type=int, default=5)
+    ap.add_argument("--memory", default="8G", help="lmplz -S")
+    ap.add_argument("--repeats", type=int, default=1)
+    ap.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "fastppl-kenlm")
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args()
+    work = args.workdir
+    work.mkdir(parents=True, exist_ok=True)
+    text = work / "gutenberg.txt"
+    if not text.exists():
+        with open(text, "wb") as out:
+            for shard in GUTENBERG:
+                with lzma.open(shard) as f:
+                    out.write(f.read())
+    test = work / "gutenberg-00.txt"  # scoring input: the first shard (~11 M tokens)
+    if not test.exists():
+        with lzma.open(GUTENBERG[0]) as f:
+            test.write_bytes(f.read())
+    bin_ = args.kenlm_bin
+    results: dict = {"uptime": os.getloadavg()}
+    py = sys.executable
+
+    # 1. estimation, order N, same text
+    lm = [
+        timed(
+            [
+                str(bin_ / "lmplz"),
+                "-o",
+                str(args.order),
+                "-S",
+                args.memory,
+                "-T",
+                str(work),
+                "--text",
+                str(text),
+                "--arpa",
+                str(work / f"kenlm.o{args.order}.arpa"),
+            ]
+        )
+        for _ in range(args.repeats)
+    ]
+    fp = [
+        timed(
+            [py, "-c", FIT, str(text), str(args.order), str(work / f"fastppl.o{args.order}.arpa")]
+        )
+        for _ in range(args.repeats)
+    ]
+    phases = [json.loads(r["stdout"]) for r in fp]
+    results["estimate"] = {
+        "lmplz_seconds": median_of(lm, "seconds"),
+        "lmplz_peak_mb": median_of(lm, "peak_mb"),
+        "fastppl_seconds": median_of(fp, "seconds"),
+        "fastppl_peak_mb": median_of(fp, "peak_mb"),
+        "fastppl_phases": phases[0],
+    }
+    # 2. scoring: order 3 models, probing binary vs fastppl (ARPA read, and fitted)
+    arpa3 = work / "kenlm.o3.arpa"
+    if not arpa3.exists():
+        timed(
+            [
+                str(bin_ / "lmplz"),
+                "-o",
+                "3",
+                "-S",
+                args.memory,
+                "-T",
+                str(work),
+                "--text",
+                str(text),
+                "--arpa",
+                str(arpa3),
+            ]
+        )
+    binary = work / "kenlm.o3.probing"
+    build = timed([str(bin_ / "build_binary"), "probing", str(arpa3), str(binary)])
+    query = [
+        timed([str(bin_ / "query"), "-v", "summary", str(binary)], stdin=test)
+        for _ in range(max(args.repeats, 3))
+    ]
+    empty = [
+        timed([str(bin_ / "query"), "-v", "summary", str(binary)], stdin=None) for _ in range(3)
+    ]
+    ours = [timed([py, "-c", EVAL, str(arpa3), str(test)]) for _ in range(max(args.repeats, 3))]
+    ours1 = [
+        timed([py, "-c", EVAL, str(arpa3), str(test)], env={"RAYON_NUM_THREADS": "1"})
+        for _ in range(3)
+    ]
+    parsed = [json.loads(r["stdout"]) for r in ours]
+    parsed1 = [json.loads(r["stdout"]) for r in ours1]
+    kenlm_ppl = float(re.search(r"Perplexity including OOVs:\s+([\d.]+)", query[0]["stdout"])[1])
+    tokens = parsed[0]["tokens"]
+    query_s = median_of(query, "seconds") - median_of(empty, "seconds")
+    results["score"] = {
+        "tokens": tokens,
+        "kenlm_perplexity": kenlm_ppl,
+        "fastppl_perplexity": parsed[0]["perplexity"],
+        "query_seconds_excluding_load": query_s,
+        "query_tokens_per_second": tokens / query_s,
+        "fastppl_tokens_per_second": tokens / statistics.median(p["score"] for p in parsed),
+        "fastppl_1thread_tokens_per_second": tokens
+        / statistics.median(p["score"] for p in parsed1),
+        "build_binary_seconds": build["seconds"],
+        "query_load_seconds": median_of(empty, "seconds"),
+        "fastppl_arpa_load_seconds": statistics.median(p["load"] for p in parsed),
+    }
+    e, s = results["estimate"], results["score"]
+    print(f"load average at start: {results['uptime']}")
+    print(f"estimation, order {args.order}, {text} :")
+    print(f"  lmplz -S {args.memory}: {e['lmplz_seconds']:.1f} s, {e['lmplz_peak_mb']:.0f} MB peak")
+    print(
+        f"  fastppl: {e['fastppl_seconds']:.1f} s, {e['fastppl_peak_mb']:.0f} MB peak "
+        f"(read {e['fastppl_phases']['read']:.1f} s, fit {e['fastppl_phases']['fit']:.1f} s, "
+        f"write ARPA {e['fastppl_phases']['write']:.1f} s)"
+    )
+    print(
+        f"  => time {e['fastppl_seconds'] / e['lmplz_seconds']:.2f}x lmplz (goal <= 1.0), "
+        f"memory {e['fastppl_peak_mb'] / e['lmplz_peak_mb']:.2f}x (goal <= 1.0)"
+    )
+    print(f"scoring {s['tokens']:,} tokens with an order-3 model:")
+    print(
+        f"  query (probing binary, 1 thread): {s['query_tokens_per_second'] / 1e6:.2f} M tok/s, "
+        f"perplexity {s['kenlm_perplexity']}"
+    )
+    print(
+        f"  fastppl (KenLM's ARPA): {s['fastppl_tokens_per_second'] / 1e6:.2f} M tok/s on all "
+        f"cores, {s['fastppl_1thread_tokens_per_second'] / 1e6:.2f} M tok/s on one, "
+        f"perplexity {s['fastppl_perplexity']}"
+    )
+    print(
+        f"  => {s['fastppl_tokens_per_second'] / s['query_tokens_per_second']:.2f}x query "
+        f"(goal >= 1.0)"
+    )
+    print(
+        f"load: query on the probing binary {s['query_load_seconds']:.2f} s (process start "
+        f"included); fastppl from ARPA {s['fastppl_arpa_load_seconds']:.2f} s"
+    )
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2, default=str))
+
+
+if __name__ == "__main__":
+    main()
