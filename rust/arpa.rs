@@ -362,7 +362,8 @@ pub fn read_arpa_from(reader: impl BufRead, path: &str) -> Result<Model> {
                 )));
             }
             if m == 1 {
-                let word = words.trim();
+                // ASCII whitespace only, as KenLM: U+00A0 and friends are part of words
+                let word = words.trim_matches(|c: char| c.is_ascii_whitespace());
                 let before = model.vocab.len();
                 let id = model.vocab.intern(word);
                 if (id as usize) < before {

@@ -408,3 +408,18 @@ def test_kenlm_module_on_fitted_five_gram(tmp_path: Path, test_corpus: Corpus) -
     ours = np.array([model.logprobs(s.split(), base=10).sum() for s in lines])
     theirs = np.array([klm.score(s, bos=True, eos=True) for s in lines])
     np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-4)
+
+
+def test_unicode_spaces_are_part_of_words(tmp_path):
+    """KenLM splits on ASCII whitespace only: a unigram made of no-break spaces and a period
+    (lmplz writes such words for Gutenberg text) is a word of its own, not a second "."."""
+    nbsp_word = "\u00a0\u00a0."
+    text = (
+        "\\data\\\nngram 1=5\n\n\\1-grams:\n-1.0\t<unk>\n0\t<s>\n-0.5\t</s>\n"
+        f"-0.7\t.\n-0.9\t{nbsp_word}\n\n\\end\\\n"
+    )
+    path = tmp_path / "nbsp.arpa"
+    path.write_text(text, encoding="utf-8")
+    model = NGramModel.from_arpa(path)
+    assert nbsp_word in model and "." in model
+    assert model.logprob(nbsp_word) / math.log(10) == pytest.approx(-0.9, abs=1e-6)
