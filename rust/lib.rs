@@ -27,6 +27,7 @@
 //! Errors are values ([`error::Error`]); nothing here panics on user input.
 
 pub mod arpa;
+pub mod binary;
 pub mod compressed;
 pub mod corpus;
 pub mod counts;
