@@ -53,8 +53,9 @@
 //! every occupied slot is checked too: its word is a vocabulary id, its prefix an occupied slot
 //! of the order below, and the number of occupied slots the one the header states. Without
 //! `verify` the body is trusted: a corrupted body then gives wrong numbers (or a clean error, or
-//! a panic turned into an exception when writing it as ARPA) but never undefined behavior,
-//! since every access is bounds-checked.
+//! a panic turned into an exception when writing it as ARPA, or, if corruption filled every
+//! empty slot of a table, a lookup that never ends) but never undefined behavior, since every
+//! access is bounds-checked.
 //!
 //! ## Safety
 //! Two `unsafe` blocks, both here: mapping the file (`Mmap::map` is unsafe because the file
@@ -309,7 +310,10 @@ pub fn save(model: &Model, path: &Path) -> Result<()> {
     debug_assert_eq!(h.len(), header_len);
 
     let tmp = temp_path(path);
-    let written = write_file(&tmp, &h, &sections, &offsets);
+    let written = write_file(&tmp, &h, &sections, &offsets).map_err(|e| match e {
+        Error::Io { source, .. } => io_err(path, source),
+        other => other,
+    });
     let renamed = written.and_then(|()| std::fs::rename(&tmp, path).map_err(|e| io_err(path, e)));
     if renamed.is_err() {
         let _ = std::fs::remove_file(&tmp);
@@ -317,12 +321,15 @@ pub fn save(model: &Model, path: &Path) -> Result<()> {
     renamed
 }
 
-/// A temporary name beside `path` (same directory, so that renaming is atomic).
+/// A temporary name beside `path` (same directory, so that renaming is atomic), unique to this
+/// process and call.
 fn temp_path(path: &Path) -> PathBuf {
+    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let name = path
         .file_name()
         .map_or_else(|| "model".into(), |n| n.to_string_lossy().into_owned());
-    path.with_file_name(format!(".{name}.{}.tmp", std::process::id()))
+    path.with_file_name(format!(".{name}.{}-{call}.tmp", std::process::id()))
 }
 
 fn write_file(tmp: &Path, header: &[u8], sections: &[Out<'_>], offsets: &[usize]) -> Result<()> {

@@ -217,8 +217,9 @@ class NGramModel:
             path: a file written by :meth:`save`.
             verify: check the file's checksum and the consistency of every n-gram entry, which
                 reads the whole file. With False only the header and the structure are checked
-                (the vocabulary always is): use it for files you trust; a corrupted body then
-                gives wrong numbers or errors, never memory unsafety.
+                (the vocabulary always is): use it for files you trust. A corrupted body then
+                gives wrong numbers or errors (never memory unsafety); a slot table corrupted
+                into having no empty slot could even make a lookup loop forever.
 
         Returns:
             The model, equal to the one saved.
