@@ -479,7 +479,12 @@ pub fn load(path: &Path, verify: bool) -> Result<Model> {
     // it is mapped; fastppl itself never writes a file in place (see `save`), and the bytes read
     // through the mapping are validated here before use, any bit pattern being a valid value of
     // the types they are viewed as.
-    let map = unsafe { Mmap::map(&file) }.map_err(|e| io_err(path, e))?;
+    // (verifying reads every page: then have the kernel map them all at once)
+    let mut options = memmap2::MmapOptions::new();
+    if verify {
+        options.populate();
+    }
+    let map = unsafe { options.map(&file) }.map_err(|e| io_err(path, e))?;
     let map = Arc::new(map);
     parse(&map, p, verify)
 }
@@ -533,15 +538,28 @@ fn parse(map: &Arc<Mmap>, p: &str, verify: bool) -> Result<Model> {
         ));
     }
     let stored_sum = c.u64()?;
-    if verify {
-        let sum = checksum(bytes);
-        if sum != stored_sum {
-            return Err(format_err(
-                p,
-                format!("checksum mismatch (stored {stored_sum:#018x}, computed {sum:#018x}): the file is corrupt"),
-            ));
-        }
+    if !verify {
+        return parse_rest(map, c, false);
     }
+    // the checksum runs beside the parsing (which validates everything it reads on its own); a
+    // mismatch is the error reported, whatever the parsing found
+    let (sum, parsed) = rayon::join(|| checksum(bytes), || parse_rest(map, c, true));
+    if sum != stored_sum {
+        return Err(format_err(
+            p,
+            format!(
+                "checksum mismatch (stored {stored_sum:#018x}, computed {sum:#018x}): the file \
+                 is corrupt"
+            ),
+        ));
+    }
+    parsed
+}
+
+/// Parses what follows the checksum field.
+fn parse_rest<'a>(map: &'a Arc<Mmap>, mut c: Cursor<'a>, verify: bool) -> Result<Model> {
+    let bytes: &[u8] = map;
+    let p = c.path;
     let header_len = to_usize(c.u64()?, "header length", p)?;
     if header_len > bytes.len() || header_len < FIXED_HEADER {
         return Err(format_err(
@@ -721,6 +739,7 @@ fn parse(map: &Arc<Mmap>, p: &str, verify: bool) -> Result<Model> {
         )
     })?;
     let mut vocab = Vocab::new();
+    vocab.reserve(vocab_len - RESERVED.len());
     let mut at = 0usize;
     for (id, &l) in lengths.iter().enumerate() {
         let end = at + l as usize;
@@ -811,30 +830,43 @@ fn parse(map: &Arc<Mmap>, p: &str, verify: bool) -> Result<Model> {
 }
 
 /// Checks every occupied slot: its word is an id, its prefix an occupied entry of the order
-/// below (a word id at order 2), and the number of occupied slots is `table.len()`.
+/// below (a word id at order 2), and the number of occupied slots is `table.len()`. Runs on all
+/// cores.
 fn check_slots(
     table: &ProbingTable,
     vocab_len: usize,
     below: Option<&ProbingTable>,
 ) -> std::result::Result<(), String> {
-    let mut occupied = 0usize;
-    for (i, key, _) in table.iter() {
-        occupied += 1;
-        let w = key_word(key) as usize;
-        if w >= vocab_len {
-            return Err(format!("slot {i}: word id {w} is not in the vocabulary"));
-        }
-        let prefix = key_prefix(key);
-        let ok = match below {
-            None => (prefix as usize) < vocab_len,
-            Some(t) => (prefix as usize) < t.capacity() && t.key(prefix) != EMPTY,
-        };
-        if !ok {
-            return Err(format!(
-                "slot {i}: prefix {prefix} is not an entry of the order below"
-            ));
-        }
-    }
+    use rayon::prelude::*;
+    let capacity = table.capacity() as u32;
+    let occupied = (0..capacity)
+        .into_par_iter()
+        .with_min_len(1 << 16)
+        .try_fold(
+            || 0usize,
+            |n, i| {
+                let key = table.key(i);
+                if key == EMPTY {
+                    return Ok(n);
+                }
+                let w = key_word(key) as usize;
+                if w >= vocab_len {
+                    return Err(format!("slot {i}: word id {w} is not in the vocabulary"));
+                }
+                let prefix = key_prefix(key);
+                let ok = match below {
+                    None => (prefix as usize) < vocab_len,
+                    Some(t) => (prefix as usize) < t.capacity() && t.key(prefix) != EMPTY,
+                };
+                if !ok {
+                    return Err(format!(
+                        "slot {i}: prefix {prefix} is not an entry of the order below"
+                    ));
+                }
+                Ok(n + 1)
+            },
+        )
+        .try_reduce(|| 0, |a, b| Ok(a + b))?;
     if occupied != table.len() {
         return Err(format!(
             "{occupied} occupied slots, the header says {}",
