@@ -29,6 +29,9 @@ pub enum Error {
         line: usize,
         message: String,
     },
+    /// A binary model file (see `binary.rs`) is malformed, truncated or corrupt.
+    #[error("{path}: {message}")]
+    BinaryFormat { path: String, message: String },
     /// A file could not be opened, read or written.
     #[error("{path}: {source}")]
     Io {

@@ -30,10 +30,14 @@
 //! - **Exactness.** Probabilities are stored as `f64` natural logs and summed per sentence in
 //!   `f64`; modified Kneser-Ney discounts are computed in `f32` as lmplz does, so that fitted
 //!   models reproduce KenLM's ARPA files.
+//! - **Saved models are mapped, not parsed.** [`binary`] writes a model's probing tables byte for
+//!   byte; loading maps the file and uses the tables in place (validated first, checksummed), so
+//!   it costs little more than rebuilding the vocabulary.
 //!
 //! Errors are values ([`error::Error`]); nothing here panics on user input.
 
 pub mod arpa;
+pub mod binary;
 pub mod compressed;
 pub mod corpus;
 pub mod counts;

@@ -3,6 +3,9 @@
 //! usually costs one cache miss. Built once from the sharded tables used while counting; a
 //! slot's position is the entry number of its n-gram.
 
+use std::ops::{Deref, DerefMut};
+
+use crate::binary::MappedSlice;
 use crate::table::{home_slot, prefetch};
 
 /// Marks an empty slot (no valid key has `u32::MAX` as its prefix).
@@ -12,7 +15,7 @@ pub const EMPTY: u64 = u64::MAX;
 const SPACE_MULTIPLIER: f64 = 1.5;
 
 /// What a model stores for each n-gram (natural logs).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(C)]
 pub struct Entry {
     /// ln p(w | h).
@@ -21,9 +24,9 @@ pub struct Entry {
     pub weight: f64,
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(C)]
-struct Slot {
+pub(crate) struct Slot {
     key: u64,
     entry: Entry,
 }
@@ -31,8 +34,41 @@ struct Slot {
 /// A fixed-capacity probing hash table from packed n-gram keys to [`Entry`].
 #[derive(Debug, Clone)]
 pub struct ProbingTable {
-    slots: Vec<Slot>,
+    slots: SlotStorage,
     len: usize,
+}
+
+/// Where a table's slots live: its own vector, or a read-only view into a memory-mapped model
+/// file (see [`crate::binary`]); both read as `&[Slot]`. Writing to a mapped table first copies
+/// it (copy on write), which only happens if a loaded model is grown.
+#[derive(Debug, Clone)]
+enum SlotStorage {
+    Owned(Vec<Slot>),
+    Mapped(MappedSlice<Slot>),
+}
+
+impl Deref for SlotStorage {
+    type Target = [Slot];
+
+    #[inline]
+    fn deref(&self) -> &[Slot] {
+        match self {
+            SlotStorage::Owned(v) => v,
+            SlotStorage::Mapped(m) => m.as_slice(),
+        }
+    }
+}
+
+impl DerefMut for SlotStorage {
+    fn deref_mut(&mut self) -> &mut [Slot] {
+        if let SlotStorage::Mapped(m) = self {
+            *self = SlotStorage::Owned(m.as_slice().to_vec());
+        }
+        match self {
+            SlotStorage::Owned(v) => v,
+            SlotStorage::Mapped(_) => unreachable!("converted to owned above"),
+        }
+    }
 }
 
 impl ProbingTable {
@@ -40,15 +76,36 @@ impl ProbingTable {
     pub fn with_entries(n: usize) -> Self {
         let capacity = ((n as f64 * SPACE_MULTIPLIER) as usize).max(n + 1);
         ProbingTable {
-            slots: vec![
+            slots: SlotStorage::Owned(vec![
                 Slot {
                     key: EMPTY,
                     entry: Entry::default()
                 };
                 capacity
-            ],
+            ]),
             len: 0,
         }
+    }
+
+    /// A table whose slots are a view into a mapped model file, holding `len` entries. The caller
+    /// ([`crate::binary`]) has checked that the view is not empty, that `len` is below its
+    /// length and that it is at most `u32::MAX` slots long, so that lookups terminate and slot
+    /// numbers fit in a `u32`.
+    pub(crate) fn from_mapped(slots: MappedSlice<Slot>, len: usize) -> Self {
+        ProbingTable {
+            slots: SlotStorage::Mapped(slots),
+            len,
+        }
+    }
+
+    /// The slots as bytes, in the host's byte order (for writing a model file).
+    pub(crate) fn slot_bytes(&self) -> &[u8] {
+        bytemuck::cast_slice(&self.slots)
+    }
+
+    /// Whether the slots are a view into a mapped file.
+    pub fn is_mapped(&self) -> bool {
+        matches!(self.slots, SlotStorage::Mapped(_))
     }
 
     #[inline]
@@ -75,7 +132,10 @@ impl ProbingTable {
             })
             .collect();
         let len = slots.iter().filter(|s| s.key != EMPTY).count();
-        ProbingTable { slots, len }
+        ProbingTable {
+            slots: SlotStorage::Owned(slots),
+            len,
+        }
     }
 
     /// Whether one more entry fits without overloading the probe sequences (load <= 0.9).

@@ -51,6 +51,12 @@ impl Vocab {
         id
     }
 
+    /// Makes room for `additional` more words without rehashing (used when loading a model).
+    pub fn reserve(&mut self, additional: usize) {
+        self.ids.reserve(additional);
+        self.words.reserve(additional);
+    }
+
     /// The id of `word`, if it is in the vocabulary.
     pub fn get(&self, word: &str) -> Option<u32> {
         self.ids.get(word).copied()

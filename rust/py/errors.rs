@@ -51,6 +51,9 @@ pub fn to_pyerr(err: Error) -> PyErr {
             Error::ModelFormat { path, line, .. } => {
                 raise(py, "ModelFormatError", (msg, path, line))
             }
+            Error::BinaryFormat { path, .. } => {
+                raise(py, "ModelFormatError", (msg, path, py.None()))
+            }
             Error::Io { path, source } => io_error(py, &path, &source),
         }
     })

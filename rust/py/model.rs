@@ -116,6 +116,26 @@ impl PyModel {
             .map_err(to_pyerr)
     }
 
+    /// Writes the model in fastppl's binary format (see `binary.rs`); releases the GIL.
+    fn save(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
+        let model = Arc::clone(&self.model);
+        py.detach(|| crate::binary::save(&model, &path))
+            .map_err(to_pyerr)
+    }
+
+    /// Memory-maps a binary model file; `verify` checks its checksum and every slot. Releases
+    /// the GIL.
+    #[staticmethod]
+    #[pyo3(signature = (path, verify=true))]
+    fn load(py: Python<'_>, path: std::path::PathBuf, verify: bool) -> PyResult<Self> {
+        let model = py
+            .detach(|| crate::binary::load(&path, verify))
+            .map_err(to_pyerr)?;
+        Ok(PyModel {
+            model: Arc::new(model),
+        })
+    }
+
     #[getter]
     fn order(&self) -> usize {
         self.model.order
