@@ -105,27 +105,16 @@ def main() -> None:
             test.write_bytes(f.read())
     bin_ = args.kenlm_bin
     results: dict = {"uptime": os.getloadavg()}
+
+    def lmplz(order: int, arpa: Path) -> list[str]:
+        """lmplz's command line for an order-`order` model of `text` written to `arpa`."""
+        return [str(bin_ / "lmplz"), "-o", str(order), "-S", args.memory, "-T", str(work),
+                "--text", str(text), "--arpa", str(arpa)]  # fmt: skip
+
     py = sys.executable
 
     # 1. estimation, order N, same text
-    lm = [
-        timed(
-            [
-                str(bin_ / "lmplz"),
-                "-o",
-                str(args.order),
-                "-S",
-                args.memory,
-                "-T",
-                str(work),
-                "--text",
-                str(text),
-                "--arpa",
-                str(work / f"kenlm.o{args.order}.arpa"),
-            ]
-        )
-        for _ in range(args.repeats)
-    ]
+    lm = [timed(lmplz(args.order, work / f"kenlm.o{args.order}.arpa")) for _ in range(args.repeats)]
     fp = [
         timed(
             [py, "-c", FIT, str(text), str(args.order), str(work / f"fastppl.o{args.order}.arpa")]
@@ -143,21 +132,7 @@ def main() -> None:
     # 2. scoring: order 3 models, probing binary vs fastppl (ARPA read, and fitted)
     arpa3 = work / "kenlm.o3.arpa"
     if not arpa3.exists():
-        timed(
-            [
-                str(bin_ / "lmplz"),
-                "-o",
-                "3",
-                "-S",
-                args.memory,
-                "-T",
-                str(work),
-                "--text",
-                str(text),
-                "--arpa",
-                str(arpa3),
-            ]
-        )
+        timed(lmplz(3, arpa3))
     binary = work / "kenlm.o3.probing"
     build = timed([str(bin_ / "build_binary"), "probing", str(arpa3), str(binary)])
     query = [

@@ -81,10 +81,15 @@ def _read_corpus(path: str | None, args: argparse.Namespace):
     return Corpus.from_file(path, encoding=args.encoding, **options)
 
 
-def _load_model(path: str):
+def _model_and_text(args: argparse.Namespace):
+    """The model (`args.model`, ARPA) and the corpus to score (`args.text`), with status lines."""
     from fastppl.model import NGramModel
 
-    return NGramModel.from_arpa(path)
+    with _step("loading model", args.quiet):
+        model = NGramModel.from_arpa(args.model)
+    with _step("reading", args.quiet):
+        corpus = _read_corpus(args.text, args)
+    return model, corpus
 
 
 def _base(name: str) -> float:
@@ -119,10 +124,7 @@ def _train(args: argparse.Namespace) -> int:
 
 def _eval(args: argparse.Namespace) -> int:
     """Perplexity of a text, printed like KenLM's `query -v summary` (or as JSON)."""
-    with _step("loading model", args.quiet):
-        model = _load_model(args.model)
-    with _step("reading", args.quiet):
-        corpus = _read_corpus(args.text, args)
+    model, corpus = _model_and_text(args)
     with _step("scoring", args.quiet):
         incl = model.evaluate(corpus, oov="unk")
         excl = model.evaluate(corpus, oov="skip") if incl.num_oov else incl
@@ -155,10 +157,7 @@ def _eval(args: argparse.Namespace) -> int:
 
 def _score(args: argparse.Namespace) -> int:
     """Per-sentence (default) or per-token scores as TSV or JSON lines."""
-    with _step("loading model", args.quiet):
-        model = _load_model(args.model)
-    with _step("reading", args.quiet):
-        corpus = _read_corpus(args.text, args)
+    model, corpus = _model_and_text(args)
     with _step("scoring", args.quiet):
         result = model.evaluate(corpus, oov="unk", token_logprobs=args.tokens)
     divisor = math.log(_base(args.base))
