@@ -86,7 +86,30 @@ impl Smoothing {
         }
     }
 
-    fn uses_adjusted_counts(&self) -> bool {
+    /// Whether the estimator is interpolated: p(w|h) = alpha(hw) + gamma(h) p(w|h'), which is
+    /// what an ARPA file holds and what [`crate::external`] estimates.
+    pub fn is_interpolated(&self) -> bool {
+        matches!(
+            self,
+            Smoothing::WittenBell
+                | Smoothing::AbsoluteDiscounting { .. }
+                | Smoothing::KneserNey { .. }
+                | Smoothing::ModifiedKneserNey { .. }
+        )
+    }
+
+    /// Whether the estimator discounts counts (and so has discounts to report).
+    pub fn is_discounted(&self) -> bool {
+        matches!(
+            self,
+            Smoothing::AbsoluteDiscounting { .. }
+                | Smoothing::KneserNey { .. }
+                | Smoothing::ModifiedKneserNey { .. }
+        )
+    }
+
+    /// Whether orders below the highest are estimated from Kneser-Ney's adjusted counts.
+    pub fn uses_adjusted_counts(&self) -> bool {
         matches!(
             self,
             Smoothing::KneserNey { .. } | Smoothing::ModifiedKneserNey { .. }
@@ -96,7 +119,7 @@ impl Smoothing {
 
 /// Count statistics of the continuations of one context.
 #[derive(Debug, Clone, Copy, Default)]
-struct ContextStats {
+pub(crate) struct ContextStats {
     total: u64,
     n1: u32,
     n2: u32,
@@ -104,7 +127,7 @@ struct ContextStats {
 }
 
 impl ContextStats {
-    fn add(&mut self, c: u32) {
+    pub(crate) fn add(&mut self, c: u32) {
         self.total += u64::from(c);
         match c {
             0 => {}
@@ -255,23 +278,9 @@ pub fn estimate(
                     Smoothing::Mle | Smoothing::StupidBackoff { .. } => c / total,
                     Smoothing::Additive { k } => (c + k) / (total + k * vocab_size),
                     _ if s.total == 0 => lower(),
-                    Smoothing::WittenBell => {
-                        let n = f64::from(s.distinct());
-                        (c + n * lower()) / (total + n)
-                    }
-                    Smoothing::AbsoluteDiscounting { discount }
-                    | Smoothing::KneserNey { discount } => {
-                        ((c - discount).max(0.0) + discount * f64::from(s.distinct()) * lower())
-                            / total
-                    }
-                    Smoothing::ModifiedKneserNey { .. } => {
-                        let dc = match eff[slot] {
-                            0 => 0.0,
-                            1 => d[0],
-                            2 => d[1],
-                            _ => d[2],
-                        };
-                        (c - dc + gamma_numerator(&s, &d) * lower()) / total
+                    _ => {
+                        let (a, b, c) = interpolation_terms(&smoothing, eff[slot], &s, &d);
+                        (a + b * lower()) / c
                     }
                 }
             })
@@ -351,17 +360,44 @@ pub fn estimate(
         missing_weight,
         normalized: !matches!(smoothing, Smoothing::StupidBackoff { .. }),
         smoothing: smoothing.name().to_string(),
-        discounts: if matches!(
-            smoothing,
-            Smoothing::ModifiedKneserNey { .. }
-                | Smoothing::KneserNey { .. }
-                | Smoothing::AbsoluteDiscounting { .. }
-        ) {
-            discounts
-        } else {
-            Vec::new()
-        },
+        discounts,
     })
+}
+
+/// An interpolated estimate as `(a, b, c)` with p(w|h) = (a + b p(w|h')) / c, for an n-gram
+/// whose (effective) count is `count` in a context with statistics `s` (`s.total > 0`) and
+/// discounts `d` of its order. The one formula shared by in-memory and external estimation, so
+/// that both give the same bits.
+pub(crate) fn interpolation_terms(
+    smoothing: &Smoothing,
+    count: u32,
+    s: &ContextStats,
+    d: &[f64; 3],
+) -> (f64, f64, f64) {
+    let c = f64::from(count);
+    let total = s.total as f64;
+    match *smoothing {
+        Smoothing::WittenBell => {
+            let n = f64::from(s.distinct());
+            (c, n, total + n)
+        }
+        Smoothing::AbsoluteDiscounting { discount } | Smoothing::KneserNey { discount } => (
+            (c - discount).max(0.0),
+            discount * f64::from(s.distinct()),
+            total,
+        ),
+        Smoothing::ModifiedKneserNey { .. } => {
+            let dc = match count {
+                0 => 0.0,
+                1 => d[0],
+                2 => d[1],
+                _ => d[2],
+            };
+            (c - dc, gamma_numerator(s, d), total)
+        }
+        // not interpolated: the count's relative frequency
+        _ => (c, 0.0, total),
+    }
 }
 
 fn gamma_numerator(s: &ContextStats, d: &[f64; 3]) -> f64 {
@@ -370,7 +406,12 @@ fn gamma_numerator(s: &ContextStats, d: &[f64; 3]) -> f64 {
 
 /// The (linear) weight of a context: gamma for the interpolated family, the flat probability of
 /// an unseen word for MLE and additive, alpha for stupid backoff.
-fn context_weight(smoothing: &Smoothing, s: &ContextStats, d: &[f64; 3], vocab_size: f64) -> f64 {
+pub(crate) fn context_weight(
+    smoothing: &Smoothing,
+    s: &ContextStats,
+    d: &[f64; 3],
+    vocab_size: f64,
+) -> f64 {
     let total = s.total as f64;
     match *smoothing {
         Smoothing::Mle => 0.0,
@@ -422,20 +463,19 @@ fn adjusted_counts(counts: &NgramCounts, levels: &[Level], m: usize) -> Vec<u32>
 }
 
 /// Discounts per order: the fixed one for absolute discounting and Kneser-Ney, Chen & Goodman's
-/// count-of-counts estimate for modified Kneser-Ney.
+/// count-of-counts estimate for modified Kneser-Ney; none for the other estimators.
 fn discounts_for(
     smoothing: &Smoothing,
     effective: &[Vec<u32>],
     levels: &[Level],
     used: &(dyn Fn(&Level, usize) -> Option<u64> + Sync),
 ) -> Result<Vec<[f64; 3]>> {
-    let order = effective.len();
-    match *smoothing {
-        Smoothing::AbsoluteDiscounting { discount } | Smoothing::KneserNey { discount } => {
-            Ok(vec![[discount; 3]; order])
-        }
-        Smoothing::ModifiedKneserNey { discount_fallback } => (1..=order)
-            .map(|m| {
+    if !smoothing.is_discounted() {
+        return Ok(Vec::new());
+    }
+    (1..=effective.len())
+        .map(|m| {
+            order_discounts(smoothing, m, || {
                 let level = &levels[m - 1];
                 let mut n = [0u64; 5];
                 for (slot, &c) in effective[m - 1].iter().enumerate() {
@@ -443,10 +483,27 @@ fn discounts_for(
                         n[c as usize] += 1;
                     }
                 }
-                modified_kn_discounts(m, n, discount_fallback)
+                n
             })
-            .collect(),
-        _ => Ok(Vec::new()),
+        })
+        .collect()
+}
+
+/// The discounts (D1, D2, D3+) of order `m`; `count_of_counts` gives n[1..=4] of the order's
+/// effective counts (only modified Kneser-Ney asks for them). Zero for undiscounted estimators.
+pub(crate) fn order_discounts(
+    smoothing: &Smoothing,
+    m: usize,
+    count_of_counts: impl FnOnce() -> [u64; 5],
+) -> Result<[f64; 3]> {
+    match *smoothing {
+        Smoothing::AbsoluteDiscounting { discount } | Smoothing::KneserNey { discount } => {
+            Ok([discount; 3])
+        }
+        Smoothing::ModifiedKneserNey { discount_fallback } => {
+            modified_kn_discounts(m, count_of_counts(), discount_fallback)
+        }
+        _ => Ok([0.0; 3]),
     }
 }
 

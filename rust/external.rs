@@ -1,0 +1,720 @@
+//! Estimation within a memory budget: corpus in, ARPA file out, with the n-gram counts on disk.
+//!
+//! [`crate::estimate`] keeps every order's counts in memory, which is fastest but needs about
+//! 60 bytes per n-gram. This module computes the same model (bit for bit: the same formulas in
+//! the same float operations, see [`crate::estimate::interpolation_terms`]) as lmplz does, by
+//! streaming sorted files ([`crate::spill`]) whose in-memory part never exceeds the budget:
+//!
+//! 1. **Count** the highest-order n-grams (the longest n-gram ending at each predicted token:
+//!    shorter ones at sentence starts, left-padded), in sorted runs merged in suffix order, equal
+//!    n-grams combined.
+//! 2. **Adjust**: in suffix order the n-grams sharing a suffix are contiguous, so one pass gives
+//!    every lower-order n-gram with its raw count and its number of distinct left extensions
+//!    (Kneser-Ney's adjusted count; n-grams starting with `<s>` keep their raw count), and the
+//!    count-of-counts that the discounts come from.
+//! 3. **Per order m**, lowest first: sort the order's n-grams in prefix order, where the
+//!    continuations of a context are contiguous, and compute each context's statistics, each
+//!    n-gram's `(a, b, c)` terms and each context's weight gamma; sort the terms back into suffix
+//!    order and join them with the interpolated probabilities of order m-1 (also in suffix order):
+//!    p(w|h) = (a + b p(w|h')) / c.
+//! 4. **Write** each order's section in prefix order, joining every n-gram with its weight as a
+//!    context (from step 3 of order m+1).
+//!
+//! Unigram arrays (one entry per word type) stay in memory. The corpus is read from memory as it
+//! is for in-memory estimation (4 bytes per token).
+
+use std::path::{Path, PathBuf};
+
+use crate::arpa::format_log10;
+use crate::compressed::Output;
+use crate::corpus::Corpus;
+use crate::error::{Error, Result};
+use crate::estimate::{
+    context_weight, interpolation_terms, order_discounts, ContextStats, Smoothing,
+};
+use crate::spill::{KeyOrder, Layout, RecordReader, RecordStream, RecordWriter, Sorter, WorkDir};
+use crate::stream::PaddedStream;
+use crate::vocab::{Vocab, BOS};
+
+/// Fills the left of a highest-order record whose n-gram is shorter (at a sentence start).
+const PAD: u32 = u32::MAX;
+
+/// Smallest budget accepted, in bytes.
+pub const MIN_MEMORY: usize = 16 << 20;
+
+/// Where and how much.
+#[derive(Debug, Clone)]
+pub struct Budget {
+    /// Bytes of records held in memory at once (the sort buffers), like lmplz's `-S`.
+    pub memory: usize,
+    /// Directory for the sorted runs (a fresh subdirectory is made and removed), like `-T`.
+    pub temp_dir: PathBuf,
+}
+
+fn f64_words(x: f64) -> [u32; 2] {
+    let b = x.to_bits();
+    [b as u32, (b >> 32) as u32]
+}
+
+fn words_f64(w: &[u32]) -> f64 {
+    f64::from_bits(u64::from(w[0]) | (u64::from(w[1]) << 32))
+}
+
+/// Estimates a model of `order` on `corpus` with `smoothing` (an interpolated estimator) within
+/// `budget` and writes it as ARPA to `path` (compressed by its extension). Returns the number of
+/// n-grams of each order, as the ARPA header states them.
+pub fn estimate_to_arpa(
+    corpus: &Corpus,
+    order: usize,
+    smoothing: Smoothing,
+    budget: &Budget,
+    path: &Path,
+) -> Result<Vec<u64>> {
+    smoothing.validate()?;
+    if !smoothing.is_interpolated() {
+        return Err(Error::invalid(format!(
+            "estimation within a memory budget writes ARPA, which needs an interpolated \
+             estimator (modified_kneser_ney, kneser_ney, witten_bell, absolute_discounting); \
+             got {}",
+            smoothing.name()
+        )));
+    }
+    if !(2..=crate::counts::MAX_ORDER).contains(&order) {
+        return Err(Error::invalid(format!(
+            "order must be in 2..={} for estimation within a memory budget, got {order}",
+            crate::counts::MAX_ORDER
+        )));
+    }
+    if budget.memory < MIN_MEMORY {
+        return Err(Error::invalid(format!(
+            "the memory budget must be at least {} MiB, got {} bytes",
+            MIN_MEMORY >> 20,
+            budget.memory
+        )));
+    }
+    if corpus.num_tokens() == 0 && corpus.num_sentences() == 0 {
+        return Err(Error::EmptyCorpus(
+            "cannot fit a model on a corpus with no token".into(),
+        ));
+    }
+    estimate_unchecked(corpus, order, smoothing, budget, path)
+}
+
+/// [`estimate_to_arpa`] without the argument checks (tests use tiny budgets to force many runs).
+fn estimate_unchecked(
+    corpus: &Corpus,
+    order: usize,
+    smoothing: Smoothing,
+    budget: &Budget,
+    path: &Path,
+) -> Result<Vec<u64>> {
+    let dir = WorkDir::new(&budget.temp_dir)?;
+    let vocab = corpus.vocab();
+    let counts = count_highest(corpus, order, budget.memory, &dir)?;
+    let adjusted = adjust(counts, order, vocab.len(), &smoothing, budget.memory, &dir)?;
+    let mut out = ArpaOut::create(path, &adjusted.ngram_counts)?;
+    let counts = out.counts.clone();
+    let written = interpolate_and_write(
+        adjusted,
+        order,
+        &smoothing,
+        vocab,
+        budget.memory,
+        &dir,
+        &mut out,
+    )
+    .and_then(|()| out.finish());
+    if written.is_err() && path.is_file() {
+        // never leave a truncated model behind
+        let _ = std::fs::remove_file(path);
+    }
+    written.map(|()| counts)
+}
+
+/// Step 1: every predicted token's longest n-gram (up to `order`), counted, in suffix order.
+fn count_highest(
+    corpus: &Corpus,
+    order: usize,
+    memory: usize,
+    dir: &WorkDir,
+) -> Result<RecordStream> {
+    let stream = PaddedStream::new(corpus, true, None);
+    let mut sorter = Sorter::new(
+        Layout::new(order, 1, KeyOrder::Suffix),
+        true,
+        memory,
+        dir,
+        "counts",
+    );
+    let mut record = vec![PAD; order + 1];
+    record[order] = 1;
+    for s in 0..stream.num_sentences() {
+        let sentence = &stream.ids[stream.offsets[s]..stream.offsets[s + 1]];
+        for end in 1..sentence.len() {
+            let start = (end + 1).saturating_sub(order);
+            let len = end + 1 - start;
+            record[..order - len].fill(PAD);
+            record[order - len..order].copy_from_slice(&sentence[start..=end]);
+            sorter.push(&record)?;
+        }
+    }
+    sorter.finish()
+}
+
+/// What step 2 hands on.
+struct Adjusted {
+    /// Effective (adjusted or raw) count of each unigram, by word id.
+    unigrams: Vec<u32>,
+    /// Orders 2..=N (at index m-2): n-grams with their effective count, sorted in prefix order.
+    higher: Vec<RecordStream>,
+    /// Count-of-counts n[1..=4] of each order's effective counts (index m-1).
+    count_of_counts: Vec<[u64; 5]>,
+    /// N-grams per order as the ARPA header states them (every vocabulary word for unigrams).
+    ngram_counts: Vec<u64>,
+}
+
+/// Step 2: lower-order n-grams and their effective counts from the suffix-sorted n-grams.
+fn adjust(
+    mut counts: RecordStream,
+    order: usize,
+    vocab_len: usize,
+    smoothing: &Smoothing,
+    memory: usize,
+    dir: &WorkDir,
+) -> Result<Adjusted> {
+    let n = order;
+    let share = memory / n;
+    let mut sorters: Vec<Sorter> = (2..=n)
+        .map(|m| {
+            Sorter::new(
+                Layout::new(m, 1, KeyOrder::Prefix),
+                false,
+                share,
+                dir,
+                "adjusted",
+            )
+        })
+        .collect();
+    let mut unigrams = vec![0u32; vocab_len];
+    let mut count_of_counts = vec![[0u64; 5]; n];
+    let mut ngram_counts = vec![0u64; n];
+    ngram_counts[0] = vocab_len as u64;
+    let adjusted = smoothing.uses_adjusted_counts();
+    // per order m (index m): raw count and distinct left extensions of the current n-gram
+    let mut raw = vec![0u64; n + 1];
+    let mut extensions = vec![0u32; n + 1];
+    let mut previous: Vec<u32> = Vec::new();
+    let mut row: Vec<u32> = Vec::with_capacity(n + 1);
+    // has at least m words: the m-gram ending the record is a real n-gram
+    let real = |r: &[u32], m: usize| r[n - m] != PAD;
+
+    let mut finish = |r: &[u32], m: usize, raw: u64, extensions: u32| -> Result<()> {
+        let gram = &r[n - m..n];
+        let raw = u32::try_from(raw).map_err(|_| {
+            Error::Overflow("an n-gram count exceeds 2^32 - 1 occurrences".to_string())
+        })?;
+        let effective = if adjusted && m < n && gram[0] != BOS {
+            extensions
+        } else {
+            raw
+        };
+        if m == 1 {
+            unigrams[gram[0] as usize] = effective;
+            return Ok(());
+        }
+        if (1..=4).contains(&effective) {
+            count_of_counts[m - 1][effective as usize] += 1;
+        }
+        ngram_counts[m - 1] += 1;
+        row.clear();
+        row.extend_from_slice(gram);
+        row.push(effective);
+        sorters[m - 2].push(&row)
+    };
+
+    while let Some(r) = counts.next_record()? {
+        // orders whose n-gram continues from the previous record
+        let shared = if previous.is_empty() {
+            0
+        } else {
+            (0..n)
+                .take_while(|&i| previous[n - 1 - i] == r[n - 1 - i])
+                .count()
+        };
+        if !previous.is_empty() {
+            for m in shared + 1..=n {
+                if real(&previous, m) {
+                    finish(&previous, m, raw[m], extensions[m])?;
+                }
+            }
+        }
+        for m in shared + 1..=n {
+            raw[m] = 0;
+            extensions[m] = 0;
+        }
+        let count = u64::from(r[n]);
+        for m in 1..=n {
+            if !real(r, m) {
+                break;
+            }
+            raw[m] += count;
+            // a new (m+1)-gram ending here is a new left extension of this m-gram
+            if m < n && m >= shared && real(r, m + 1) {
+                extensions[m] += 1;
+            }
+        }
+        previous.clear();
+        previous.extend_from_slice(r);
+    }
+    if !previous.is_empty() {
+        for m in 1..=n {
+            if real(&previous, m) {
+                finish(&previous, m, raw[m], extensions[m])?;
+            }
+        }
+    }
+    let higher = sorters
+        .into_iter()
+        .map(Sorter::finish)
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Adjusted {
+        unigrams,
+        higher,
+        count_of_counts,
+        ngram_counts,
+    })
+}
+
+/// The unigram section's numbers: p(w) and gamma(w) by word id (linear).
+struct Unigrams {
+    prob: Vec<f64>,
+    weight: Vec<f64>,
+}
+
+/// Steps 3 and 4.
+fn interpolate_and_write(
+    adjusted: Adjusted,
+    order: usize,
+    smoothing: &Smoothing,
+    vocab: &Vocab,
+    memory: usize,
+    dir: &WorkDir,
+    out: &mut ArpaOut,
+) -> Result<()> {
+    let Adjusted {
+        unigrams,
+        higher,
+        mut count_of_counts,
+        ..
+    } = adjusted;
+    // |V|: every type but <s>
+    let vocab_size = (vocab.len() - 1) as f64;
+    let predictable = |w: usize| w != BOS as usize;
+
+    // unigrams, in memory
+    let mut stats = ContextStats::default();
+    for (w, &c) in unigrams.iter().enumerate() {
+        if predictable(w) {
+            stats.add(c);
+            if (1..=4).contains(&c) {
+                count_of_counts[0][c as usize] += 1;
+            }
+        }
+    }
+    let discounts: Vec<[f64; 3]> = (1..=order)
+        .map(|m| order_discounts(smoothing, m, || count_of_counts[m - 1]))
+        .collect::<Result<_>>()?;
+    let prob: Vec<f64> = unigrams
+        .iter()
+        .enumerate()
+        .map(|(w, &count)| {
+            if !predictable(w) {
+                return 0.0;
+            }
+            let (a, b, c) = interpolation_terms(smoothing, count, &stats, &discounts[0]);
+            (a + b * (1.0 / vocab_size)) / c
+        })
+        .collect();
+    let mut unigrams = Unigrams {
+        prob,
+        weight: vec![1.0; vocab.len()],
+    };
+
+    // order m-1's probabilities in suffix order (for the join) and in prefix order (to write)
+    let mut lower: Option<(RecordReader, RecordStream)> = None;
+    for (i, ngrams) in higher.into_iter().enumerate() {
+        let m = i + 2;
+        let context = ContextPass {
+            m,
+            smoothing,
+            discounts: &discounts[m - 1],
+            vocab_size,
+        };
+        let (terms, weights) = context.run(ngrams, memory, dir, &mut unigrams.weight)?;
+        let lower_probs = match lower.take() {
+            None => {
+                out.unigrams(vocab, &unigrams)?;
+                None
+            }
+            Some((suffix_sorted, prefix_sorted)) => {
+                out.section(m - 1, prefix_sorted, weights, vocab)?;
+                Some(suffix_sorted)
+            }
+        };
+        lower = Some(join_lower(
+            terms,
+            m,
+            lower_probs,
+            &unigrams.prob,
+            memory,
+            dir,
+        )?);
+    }
+    let (_, last) = lower.expect("order >= 2");
+    out.section(order, last, None, vocab)
+}
+
+/// Step 3a for one order m: context statistics in prefix order.
+struct ContextPass<'a> {
+    m: usize,
+    smoothing: &'a Smoothing,
+    discounts: &'a [f64; 3],
+    vocab_size: f64,
+}
+
+impl ContextPass<'_> {
+    /// Reads order m's n-grams (prefix order, `[gram, count]`) and returns their terms `[gram,
+    /// a, b, c]` in suffix order, and the weights `[context, gamma]` of the contexts (order m-1,
+    /// prefix order; for unigram contexts they go into `unigram_weight` instead).
+    fn run(
+        &self,
+        mut ngrams: RecordStream,
+        memory: usize,
+        dir: &WorkDir,
+        unigram_weight: &mut [f64],
+    ) -> Result<(RecordStream, Option<RecordReader>)> {
+        let m = self.m;
+        let mut terms = Sorter::new(
+            Layout::new(m, 6, KeyOrder::Suffix),
+            false,
+            memory,
+            dir,
+            "terms",
+        );
+        let mut weights = if m > 2 {
+            Some(RecordWriter::create(
+                dir.file("weights"),
+                Layout::new(m - 1, 2, KeyOrder::Prefix),
+            )?)
+        } else {
+            None
+        };
+        let mut group: Vec<u32> = Vec::new();
+        let mut row: Vec<u32> = Vec::with_capacity(m + 6);
+        let mut flush = |group: &mut Vec<u32>| -> Result<()> {
+            let mut stats = ContextStats::default();
+            for r in group.chunks_exact(m + 1) {
+                stats.add(r[m]);
+            }
+            let gamma = context_weight(self.smoothing, &stats, self.discounts, self.vocab_size);
+            let context = &group[..m - 1];
+            match weights.as_mut() {
+                None => unigram_weight[context[0] as usize] = gamma,
+                Some(w) => {
+                    row.clear();
+                    row.extend_from_slice(context);
+                    row.extend_from_slice(&f64_words(gamma));
+                    w.push(&row)?;
+                }
+            }
+            for r in group.chunks_exact(m + 1) {
+                let (a, b, c) = interpolation_terms(self.smoothing, r[m], &stats, self.discounts);
+                row.clear();
+                row.extend_from_slice(&r[..m]);
+                for x in [a, b, c] {
+                    row.extend_from_slice(&f64_words(x));
+                }
+                terms.push(&row)?;
+            }
+            group.clear();
+            Ok(())
+        };
+        while let Some(r) = ngrams.next_record()? {
+            if !group.is_empty() && group[..m - 1] != r[..m - 1] {
+                flush(&mut group)?;
+            }
+            group.extend_from_slice(r);
+        }
+        if !group.is_empty() {
+            flush(&mut group)?;
+        }
+        let weights = weights.map(RecordWriter::into_reader).transpose()?;
+        Ok((terms.finish()?, weights))
+    }
+}
+
+/// Step 3b for one order m: p(w|h) = (a + b p(w|h')) / c, with p(w|h') read from order m-1's
+/// probabilities in suffix order (`lower`; unigrams from `unigram_prob`). Returns order m's
+/// probabilities `[gram, p]` in suffix order (a file) and in prefix order (a sorted stream).
+fn join_lower(
+    mut terms: RecordStream,
+    m: usize,
+    mut lower: Option<RecordReader>,
+    unigram_prob: &[f64],
+    memory: usize,
+    dir: &WorkDir,
+) -> Result<(RecordReader, RecordStream)> {
+    let suffix_layout = Layout::new(m, 2, KeyOrder::Suffix);
+    let mut suffix_sorted = RecordWriter::create(dir.file("probs"), suffix_layout)?;
+    let mut prefix_sorted = Sorter::new(
+        Layout::new(m, 2, KeyOrder::Prefix),
+        false,
+        memory,
+        dir,
+        "section",
+    );
+    let lower_layout = Layout::new(m - 1, 2, KeyOrder::Suffix);
+    let mut current: Vec<u32> = vec![PAD; m + 1];
+    let mut have_current = false;
+    let mut row: Vec<u32> = Vec::with_capacity(m + 2);
+    while let Some(r) = terms.next_record()? {
+        let (a, b, c) = (
+            words_f64(&r[m..]),
+            words_f64(&r[m + 2..]),
+            words_f64(&r[m + 4..]),
+        );
+        let suffix = &r[1..m];
+        let lower_p = match lower.as_mut() {
+            None => unigram_prob[suffix[0] as usize],
+            Some(reader) => {
+                // both streams are in suffix order: advance to the record of this suffix
+                while !have_current
+                    || lower_layout.compare(&current, suffix) == std::cmp::Ordering::Less
+                {
+                    match reader.next_record()? {
+                        Some(l) => {
+                            current.copy_from_slice(l);
+                            have_current = true;
+                        }
+                        None => return Err(missing_suffix(suffix)),
+                    }
+                }
+                if current[..m - 1] != *suffix {
+                    return Err(missing_suffix(suffix));
+                }
+                words_f64(&current[m - 1..])
+            }
+        };
+        row.clear();
+        row.extend_from_slice(&r[..m]);
+        row.extend_from_slice(&f64_words((a + b * lower_p) / c));
+        suffix_sorted.push(&row)?;
+        prefix_sorted.push(&row)?;
+    }
+    Ok((suffix_sorted.into_reader()?, prefix_sorted.finish()?))
+}
+
+fn missing_suffix(suffix: &[u32]) -> Error {
+    // every suffix of a counted n-gram is counted: reaching this is a bug, not bad input
+    Error::invalid(format!(
+        "internal error: no lower-order n-gram for the suffix {suffix:?} (please report)"
+    ))
+}
+
+/// The ARPA file being written, section by section.
+struct ArpaOut {
+    out: std::io::BufWriter<Output>,
+    path: PathBuf,
+    counts: Vec<u64>,
+    line: Vec<u8>,
+}
+
+impl ArpaOut {
+    fn create(path: &Path, counts: &[u64]) -> Result<Self> {
+        let out = Output::create(path)?;
+        let mut this = ArpaOut {
+            out: std::io::BufWriter::with_capacity(1 << 20, out),
+            path: path.to_path_buf(),
+            counts: counts.to_vec(),
+            line: Vec::with_capacity(256),
+        };
+        this.line.extend_from_slice(b"\\data\\\n");
+        for (i, c) in counts.iter().enumerate() {
+            this.line
+                .extend_from_slice(format!("ngram {}={c}\n", i + 1).as_bytes());
+        }
+        this.flush_line()?;
+        Ok(this)
+    }
+
+    fn io(&self, source: std::io::Error) -> Error {
+        Error::Io {
+            path: self.path.display().to_string(),
+            source,
+        }
+    }
+
+    fn flush_line(&mut self) -> Result<()> {
+        use std::io::Write;
+        let result = self.out.write_all(&self.line);
+        self.line.clear();
+        result.map_err(|e| self.io(e))
+    }
+
+    fn push_log10(&mut self, linear: f64) {
+        self.line
+            .extend_from_slice(format_log10(linear.ln()).as_bytes());
+    }
+
+    fn unigrams(&mut self, vocab: &Vocab, unigrams: &Unigrams) -> Result<()> {
+        self.line.extend_from_slice(b"\n\\1-grams:\n");
+        for id in 0..vocab.len() {
+            if id == BOS as usize {
+                self.line.push(b'0');
+            } else {
+                self.push_log10(unigrams.prob[id]);
+            }
+            self.line.push(b'\t');
+            self.line
+                .extend_from_slice(vocab.word(id as u32).as_bytes());
+            self.line.push(b'\t');
+            self.push_log10(unigrams.weight[id]);
+            self.line.push(b'\n');
+            self.flush_line()?;
+        }
+        Ok(())
+    }
+
+    /// Writes order m's section from its probabilities `[gram, p]` in prefix order, with the
+    /// weights `[gram, gamma]` (prefix order; only n-grams that are contexts have one) unless m
+    /// is the highest order.
+    fn section(
+        &mut self,
+        m: usize,
+        mut probs: RecordStream,
+        mut weights: Option<RecordReader>,
+        vocab: &Vocab,
+    ) -> Result<()> {
+        self.line
+            .extend_from_slice(format!("\n\\{m}-grams:\n").as_bytes());
+        let mut weight: Vec<u32> = vec![PAD; m + 2];
+        let mut have_weight = false;
+        while let Some(r) = probs.next_record()? {
+            self.push_log10(words_f64(&r[m..]));
+            for (i, &w) in r[..m].iter().enumerate() {
+                self.line.push(if i == 0 { b'\t' } else { b' ' });
+                self.line.extend_from_slice(vocab.word(w).as_bytes());
+            }
+            if let Some(reader) = weights.as_mut() {
+                // both in prefix order: the next weight is this n-gram's or a later one's
+                if !have_weight {
+                    have_weight = reader.read_into(&mut weight)?;
+                }
+                let gamma = if have_weight && weight[..m] == r[..m] {
+                    have_weight = false;
+                    words_f64(&weight[m..])
+                } else {
+                    1.0
+                };
+                self.line.push(b'\t');
+                self.push_log10(gamma);
+            }
+            self.line.push(b'\n');
+            self.flush_line()?;
+        }
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<()> {
+        self.line.extend_from_slice(b"\n\\end\\\n");
+        self.flush_line()?;
+        let out = self.out.into_inner().map_err(|e| Error::Io {
+            path: self.path.display().to_string(),
+            source: e.into_error(),
+        })?;
+        out.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::corpus::SentenceMode;
+
+    const TEXT: &str = "the cat sat on the mat\nthe dog sat on the log\na cat and a dog\n\
+                        the cat saw the dog on the mat\non the log sat a cat\nthe mat\n\
+                        a dog saw a cat and the cat ran\nthe log and the mat\n";
+
+    fn corpus(repeats: usize) -> Corpus {
+        let mut c = Corpus::new();
+        for i in 0..repeats {
+            // vary the text so that higher orders are not all singletons
+            let text = TEXT.replace("cat", if i % 3 == 0 { "cat" } else { "rat" });
+            c.push_whitespace_text(&text, SentenceMode::Lines).unwrap();
+        }
+        c.finish();
+        c
+    }
+
+    fn in_memory_arpa(c: &Corpus, order: usize, smoothing: Smoothing) -> Vec<u8> {
+        let model = crate::estimate::fit(c, order, true, smoothing).unwrap();
+        let mut out = Vec::new();
+        crate::arpa::write_arpa_to(&model, &mut out).unwrap();
+        out
+    }
+
+    #[test]
+    fn writes_the_same_bytes_as_in_memory_estimation() {
+        let dir = WorkDir::new(&std::env::temp_dir()).unwrap();
+        let c = corpus(300);
+        for smoothing in [
+            Smoothing::ModifiedKneserNey {
+                discount_fallback: true,
+            },
+            Smoothing::KneserNey { discount: 0.7 },
+            Smoothing::WittenBell,
+            Smoothing::AbsoluteDiscounting { discount: 0.5 },
+        ] {
+            for order in [2, 3, 5] {
+                let path = dir.file("model.arpa");
+                // the smallest runs (4096 records): every sort spills and merges several
+                let budget = Budget {
+                    memory: 0,
+                    temp_dir: std::env::temp_dir(),
+                };
+                let counts = estimate_unchecked(&c, order, smoothing, &budget, &path).unwrap();
+                let written = std::fs::read(&path).unwrap();
+                let expected = in_memory_arpa(&c, order, smoothing);
+                assert_eq!(
+                    String::from_utf8_lossy(&written),
+                    String::from_utf8_lossy(&expected),
+                    "{smoothing:?} order {order}"
+                );
+                assert_eq!(counts.len(), order);
+            }
+        }
+    }
+
+    #[test]
+    fn refuses_what_it_cannot_do() {
+        let c = corpus(1);
+        let budget = Budget {
+            memory: MIN_MEMORY,
+            temp_dir: std::env::temp_dir(),
+        };
+        let out = std::env::temp_dir().join("fastppl-refused.arpa");
+        for (order, smoothing, small) in [
+            (1, Smoothing::WittenBell, false),
+            (3, Smoothing::Mle, false),
+            (3, Smoothing::WittenBell, true),
+        ] {
+            let b = Budget {
+                memory: if small { 1 << 20 } else { budget.memory },
+                ..budget.clone()
+            };
+            let err = estimate_to_arpa(&c, order, smoothing, &b, &out).unwrap_err();
+            assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
+        }
+        assert!(!out.exists());
+    }
+}

@@ -1,0 +1,479 @@
+//! Sorting more records than fit in memory, for [`crate::external`].
+//!
+//! A record is a fixed number of `u32` words: a key of token ids, then a payload. A [`Sorter`]
+//! collects records up to its memory budget, sorts them on all cores and writes the sorted run to
+//! a file in a work directory; [`Sorter::finish`] writes what is left as a last run and merges
+//! the runs into one sorted [`RecordStream`]. Keys are compared in one of two orders: prefix order
+//! (w1, w2, ..., wm lexicographically: the continuations of a context are contiguous) or suffix
+//! order (wm, ..., w2, w1: n-grams sharing a suffix are contiguous, as lmplz sorts them). A
+//! sorter can also combine records with equal keys by adding their first payload word (a count),
+//! in each run and again while merging.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+use std::fs::{self, File};
+use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+
+use rayon::prelude::*;
+
+use crate::error::{Error, Result};
+
+/// How keys are compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyOrder {
+    /// w1, w2, ..., wm.
+    Prefix,
+    /// wm, ..., w2, w1.
+    Suffix,
+}
+
+/// The shape and order of the records of one file or stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Layout {
+    /// Words of key (token ids) at the start of each record.
+    pub key_len: usize,
+    /// Words per record, key included.
+    pub width: usize,
+    /// How keys compare.
+    pub order: KeyOrder,
+}
+
+impl Layout {
+    /// A layout of `key_len` key words and `payload` payload words.
+    pub fn new(key_len: usize, payload: usize, order: KeyOrder) -> Self {
+        Layout {
+            key_len,
+            width: key_len + payload,
+            order,
+        }
+    }
+
+    /// Compares the keys of two records.
+    #[inline]
+    pub fn compare(&self, a: &[u32], b: &[u32]) -> Ordering {
+        let (a, b) = (&a[..self.key_len], &b[..self.key_len]);
+        match self.order {
+            KeyOrder::Prefix => a.cmp(b),
+            KeyOrder::Suffix => a.iter().rev().cmp(b.iter().rev()),
+        }
+    }
+
+    fn bytes(&self) -> usize {
+        self.width * 4
+    }
+}
+
+/// A directory for spilled runs, removed with everything in it when dropped.
+#[derive(Debug)]
+pub struct WorkDir {
+    path: PathBuf,
+    next: AtomicUsize,
+}
+
+impl WorkDir {
+    /// Creates a fresh directory inside `parent`.
+    pub fn new(parent: &Path) -> Result<Self> {
+        let stamp = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let path = parent.join(format!("fastppl-{}-{stamp}", std::process::id()));
+        fs::create_dir_all(&path).map_err(|source| Error::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Ok(WorkDir {
+            path,
+            next: AtomicUsize::new(0),
+        })
+    }
+
+    /// A new file name in the directory (the file is not created).
+    pub fn file(&self, what: &str) -> PathBuf {
+        let n = self.next.fetch_add(1, Relaxed);
+        self.path.join(format!("{n:05}-{what}"))
+    }
+}
+
+impl Drop for WorkDir {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.path);
+    }
+}
+
+fn io_error(path: &Path) -> impl Fn(io::Error) -> Error + '_ {
+    move |source| Error::Io {
+        path: path.display().to_string(),
+        source,
+    }
+}
+
+/// Writes records to a file, in the order given.
+pub struct RecordWriter {
+    out: BufWriter<File>,
+    path: PathBuf,
+    layout: Layout,
+    records: u64,
+}
+
+impl RecordWriter {
+    /// Creates `path`.
+    pub fn create(path: PathBuf, layout: Layout) -> Result<Self> {
+        let file = File::create(&path).map_err(io_error(&path))?;
+        Ok(RecordWriter {
+            out: BufWriter::with_capacity(1 << 20, file),
+            path,
+            layout,
+            records: 0,
+        })
+    }
+
+    /// Appends one record.
+    #[inline]
+    pub fn push(&mut self, record: &[u32]) -> Result<()> {
+        debug_assert_eq!(record.len(), self.layout.width);
+        self.records += 1;
+        self.out
+            .write_all(bytemuck::cast_slice(record))
+            .map_err(io_error(&self.path))
+    }
+
+    /// Flushes the file and returns a reader of it, from its start.
+    pub fn into_reader(self) -> Result<RecordReader> {
+        let file = self
+            .out
+            .into_inner()
+            .map_err(|e| io_error(&self.path)(e.into_error()))?;
+        drop(file);
+        RecordReader::open(self.path, self.layout, 1 << 20)
+    }
+}
+
+/// Reads the records of a file written by [`RecordWriter`], and deletes the file when done.
+pub struct RecordReader {
+    input: BufReader<File>,
+    path: PathBuf,
+    record: Vec<u32>,
+}
+
+impl RecordReader {
+    /// Reads `path` with a buffer of `buffer` bytes.
+    fn open(path: PathBuf, layout: Layout, buffer: usize) -> Result<Self> {
+        let file = File::open(&path).map_err(io_error(&path))?;
+        Ok(RecordReader {
+            input: BufReader::with_capacity(buffer, file),
+            path,
+            record: vec![0; layout.width],
+        })
+    }
+
+    /// The next record, or `None` at the end of the file.
+    pub fn next_record(&mut self) -> Result<Option<&[u32]>> {
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut self.record);
+        match self.input.read_exact(bytes) {
+            Ok(()) => Ok(Some(&self.record)),
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Ok(None),
+            Err(e) => Err(io_error(&self.path)(e)),
+        }
+    }
+
+    /// Reads the next record into `record`; false at the end of the file.
+    pub fn read_into(&mut self, record: &mut [u32]) -> Result<bool> {
+        match self.next_record()? {
+            Some(r) => {
+                record.copy_from_slice(r);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+}
+
+impl Drop for RecordReader {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.path);
+    }
+}
+
+/// Sorts records within a memory budget, spilling sorted runs to disk.
+pub struct Sorter<'d> {
+    layout: Layout,
+    combine: bool,
+    buffer: Vec<u32>,
+    capacity: usize,
+    budget: usize,
+    dir: &'d WorkDir,
+    name: String,
+    runs: Vec<PathBuf>,
+}
+
+impl<'d> Sorter<'d> {
+    /// A sorter that holds at most about `budget` bytes of records in memory (at least a few
+    /// thousand records); `combine` adds up the first payload word of records with equal keys.
+    pub fn new(layout: Layout, combine: bool, budget: usize, dir: &'d WorkDir, name: &str) -> Self {
+        // the buffer, plus the order of its records, plus (at the end) a sorted copy
+        let capacity = (budget / (2 * layout.bytes() + 4)).max(4096);
+        Sorter {
+            layout,
+            combine,
+            buffer: Vec::new(),
+            capacity,
+            budget,
+            dir,
+            name: name.to_string(),
+            runs: Vec::new(),
+        }
+    }
+
+    /// Adds one record.
+    #[inline]
+    pub fn push(&mut self, record: &[u32]) -> Result<()> {
+        debug_assert_eq!(record.len(), self.layout.width);
+        if self.buffer.is_empty() {
+            self.buffer.reserve_exact(self.capacity * self.layout.width);
+        }
+        self.buffer.extend_from_slice(record);
+        if self.buffer.len() == self.capacity * self.layout.width {
+            self.spill()?;
+        }
+        Ok(())
+    }
+
+    /// The records in memory, sorted (combined when asked), as one flat array.
+    fn sorted_buffer(&mut self) -> Result<Vec<u32>> {
+        let layout = self.layout;
+        let width = layout.width;
+        let buffer = std::mem::take(&mut self.buffer);
+        let record = |i: u32| &buffer[i as usize * width..(i as usize + 1) * width];
+        let mut index: Vec<u32> = (0..(buffer.len() / width) as u32).collect();
+        index.par_sort_unstable_by(|&a, &b| layout.compare(record(a), record(b)));
+        let mut sorted: Vec<u32> = Vec::with_capacity(buffer.len());
+        for i in index {
+            let r = record(i);
+            let last = sorted.len().wrapping_sub(width);
+            if self.combine
+                && !sorted.is_empty()
+                && layout.compare(&sorted[last..], r) == Ordering::Equal
+            {
+                add_count(&mut sorted[last + layout.key_len], r[layout.key_len])?;
+            } else {
+                sorted.extend_from_slice(r);
+            }
+        }
+        Ok(sorted)
+    }
+
+    fn spill(&mut self) -> Result<()> {
+        let sorted = self.sorted_buffer()?;
+        let path = self
+            .dir
+            .file(&format!("{}-run{}", self.name, self.runs.len()));
+        let mut out =
+            BufWriter::with_capacity(1 << 20, File::create(&path).map_err(io_error(&path))?);
+        out.write_all(bytemuck::cast_slice(&sorted))
+            .and_then(|()| out.flush())
+            .map_err(io_error(&path))?;
+        self.runs.push(path);
+        Ok(())
+    }
+
+    /// Sorts what is left, writes it as a last run and returns the merge of all runs: after
+    /// this the sorter's memory is free, and the stream holds only read buffers.
+    pub fn finish(mut self) -> Result<RecordStream> {
+        if !self.buffer.is_empty() {
+            self.spill()?;
+        }
+        let runs = std::mem::take(&mut self.runs);
+        // share the budget between the runs' read buffers
+        let buffer = (self.budget / (runs.len() + 1)).clamp(1 << 16, 1 << 22);
+        let readers = runs
+            .into_iter()
+            .map(|path| RecordReader::open(path, self.layout, buffer))
+            .collect::<Result<Vec<_>>>()?;
+        RecordStream::new(self.layout, self.combine, readers)
+    }
+}
+
+fn add_count(into: &mut u32, count: u32) -> Result<()> {
+    *into = into.checked_add(count).ok_or_else(|| {
+        Error::Overflow("an n-gram count exceeds 2^32 - 1 occurrences".to_string())
+    })?;
+    Ok(())
+}
+
+/// The current record of one merged source.
+struct Head {
+    record: Vec<u32>,
+    source: usize,
+    layout: Layout,
+}
+
+impl PartialEq for Head {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Head {}
+
+impl PartialOrd for Head {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Head {
+    // reversed, so that the max-heap pops the smallest key (then the lowest source, for a
+    // deterministic order of equal keys)
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.layout
+            .compare(&other.record, &self.record)
+            .then(other.source.cmp(&self.source))
+    }
+}
+
+/// Sorted records, merged from runs on disk and in memory.
+pub struct RecordStream {
+    layout: Layout,
+    combine: bool,
+    sources: Vec<RecordReader>,
+    heap: BinaryHeap<Head>,
+    current: Vec<u32>,
+}
+
+impl RecordStream {
+    fn new(layout: Layout, combine: bool, mut sources: Vec<RecordReader>) -> Result<Self> {
+        let mut heap = BinaryHeap::with_capacity(sources.len());
+        for (i, source) in sources.iter_mut().enumerate() {
+            let mut record = vec![0; layout.width];
+            if source.read_into(&mut record)? {
+                heap.push(Head {
+                    record,
+                    source: i,
+                    layout,
+                });
+            }
+        }
+        Ok(RecordStream {
+            layout,
+            combine,
+            sources,
+            heap,
+            current: vec![0; layout.width],
+        })
+    }
+
+    /// Moves the smallest head into `current` and refills its source's head.
+    fn pop_into_current(&mut self) -> Result<()> {
+        let Some(mut head) = self.heap.pop() else {
+            return Ok(());
+        };
+        std::mem::swap(&mut self.current, &mut head.record);
+        if self.sources[head.source].read_into(&mut head.record)? {
+            self.heap.push(head);
+        }
+        Ok(())
+    }
+
+    /// The next record in key order, or `None` at the end.
+    pub fn next_record(&mut self) -> Result<Option<&[u32]>> {
+        if self.heap.is_empty() {
+            return Ok(None);
+        }
+        self.pop_into_current()?;
+        if self.combine {
+            let k = self.layout.key_len;
+            while let Some(top) = self.heap.peek() {
+                if self.layout.compare(&top.record, &self.current) != Ordering::Equal {
+                    break;
+                }
+                let count = top.record[k];
+                let mut head = self.heap.pop().expect("peeked");
+                add_count(&mut self.current[k], count)?;
+                if self.sources[head.source].read_into(&mut head.record)? {
+                    self.heap.push(head);
+                }
+            }
+        }
+        Ok(Some(&self.current))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn collect(mut s: RecordStream) -> Vec<Vec<u32>> {
+        let mut out = Vec::new();
+        while let Some(r) = s.next_record().unwrap() {
+            out.push(r.to_vec());
+        }
+        out
+    }
+
+    fn records(n: u32) -> Vec<[u32; 3]> {
+        // pseudo-random keys with many repeats
+        (0..n)
+            .map(|i| {
+                let h = i.wrapping_mul(2_654_435_761);
+                [h % 7, (h >> 8) % 5, 1]
+            })
+            .collect()
+    }
+
+    #[test]
+    fn spilled_and_in_memory_sorts_agree_and_combine_counts() {
+        let dir = WorkDir::new(&std::env::temp_dir()).unwrap();
+        for order in [KeyOrder::Prefix, KeyOrder::Suffix] {
+            let layout = Layout::new(2, 1, order);
+            let input = records(50_000);
+            let run = |budget: usize| {
+                let mut s = Sorter::new(layout, true, budget, &dir, "t");
+                for r in &input {
+                    s.push(r).unwrap();
+                }
+                collect(s.finish().unwrap())
+            };
+            let small = run(0); // 4096-record runs: 13 of them
+            let large = run(1 << 30);
+            assert_eq!(small, large);
+            let total: u32 = small.iter().map(|r| r[2]).sum();
+            assert_eq!(total, 50_000);
+            assert_eq!(small.len(), 35);
+            for w in small.windows(2) {
+                assert_eq!(layout.compare(&w[0], &w[1]), Ordering::Less);
+            }
+        }
+        let files = fs::read_dir(&dir.path).unwrap().count();
+        assert_eq!(files, 0, "runs are deleted once merged");
+    }
+
+    #[test]
+    fn suffix_order_groups_shared_suffixes() {
+        let layout = Layout::new(2, 0, KeyOrder::Suffix);
+        assert_eq!(layout.compare(&[9, 1], &[0, 2]), Ordering::Less);
+        assert_eq!(layout.compare(&[0, 2], &[1, 2]), Ordering::Less);
+        let prefix = Layout::new(2, 0, KeyOrder::Prefix);
+        assert_eq!(prefix.compare(&[9, 1], &[0, 2]), Ordering::Greater);
+    }
+
+    #[test]
+    fn records_round_trip_through_files_and_files_are_removed() {
+        let dir = WorkDir::new(&std::env::temp_dir()).unwrap();
+        let layout = Layout::new(1, 2, KeyOrder::Prefix);
+        let path = dir.file("w");
+        let mut w = RecordWriter::create(path.clone(), layout).unwrap();
+        w.push(&[1, 2, 3]).unwrap();
+        w.push(&[4, 5, 6]).unwrap();
+        let mut r = w.into_reader().unwrap();
+        assert_eq!(r.next_record().unwrap(), Some(&[1, 2, 3][..]));
+        assert_eq!(r.next_record().unwrap(), Some(&[4, 5, 6][..]));
+        assert_eq!(r.next_record().unwrap(), None);
+        drop(r);
+        assert!(!path.exists());
+        let parent = dir.path.clone();
+        drop(dir);
+        assert!(!parent.exists());
+    }
+}
