@@ -60,16 +60,26 @@ fn words_f64(w: &[u32]) -> f64 {
     f64::from_bits(u64::from(w[0]) | (u64::from(w[1]) << 32))
 }
 
+/// What an estimation wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Summary {
+    /// N-grams per order, as the ARPA header states them (unigrams include `<s>`).
+    pub ngram_counts: Vec<u64>,
+    /// Sorted runs written to disk.
+    pub runs: usize,
+    /// Bytes written to the work directory (runs and intermediate files).
+    pub bytes_spilled: u64,
+}
+
 /// Estimates a model of `order` on `corpus` with `smoothing` (an interpolated estimator) within
-/// `budget` and writes it as ARPA to `path` (compressed by its extension). Returns the number of
-/// n-grams of each order, as the ARPA header states them.
+/// `budget` and writes it as ARPA to `path` (compressed by its extension).
 pub fn estimate_to_arpa(
     corpus: &Corpus,
     order: usize,
     smoothing: Smoothing,
     budget: &Budget,
     path: &Path,
-) -> Result<Vec<u64>> {
+) -> Result<Summary> {
     smoothing.validate()?;
     if !smoothing.is_interpolated() {
         return Err(Error::invalid(format!(
@@ -107,7 +117,7 @@ fn estimate_unchecked(
     smoothing: Smoothing,
     budget: &Budget,
     path: &Path,
-) -> Result<Vec<u64>> {
+) -> Result<Summary> {
     let dir = WorkDir::new(&budget.temp_dir)?;
     let vocab = corpus.vocab();
     let counts = count_highest(corpus, order, budget.memory, &dir)?;
@@ -128,7 +138,11 @@ fn estimate_unchecked(
         // never leave a truncated model behind
         let _ = std::fs::remove_file(path);
     }
-    written.map(|()| counts)
+    written.map(|()| Summary {
+        ngram_counts: counts,
+        runs: dir.runs(),
+        bytes_spilled: dir.bytes_written(),
+    })
 }
 
 /// Step 1: every predicted token's longest n-gram (up to `order`), counted, in suffix order.
@@ -403,7 +417,8 @@ impl ContextPass<'_> {
         );
         let mut weights = if m > 2 {
             Some(RecordWriter::create(
-                dir.file("weights"),
+                dir,
+                "weights",
                 Layout::new(m - 1, 2, KeyOrder::Prefix),
             )?)
         } else {
@@ -465,7 +480,7 @@ fn join_lower(
     dir: &WorkDir,
 ) -> Result<(RecordReader, RecordStream)> {
     let suffix_layout = Layout::new(m, 2, KeyOrder::Suffix);
-    let mut suffix_sorted = RecordWriter::create(dir.file("probs"), suffix_layout)?;
+    let mut suffix_sorted = RecordWriter::create(dir, "probs", suffix_layout)?;
     let mut prefix_sorted = Sorter::new(
         Layout::new(m, 2, KeyOrder::Prefix),
         false,
@@ -682,7 +697,7 @@ mod tests {
                     memory: 0,
                     temp_dir: std::env::temp_dir(),
                 };
-                let counts = estimate_unchecked(&c, order, smoothing, &budget, &path).unwrap();
+                let summary = estimate_unchecked(&c, order, smoothing, &budget, &path).unwrap();
                 let written = std::fs::read(&path).unwrap();
                 let expected = in_memory_arpa(&c, order, smoothing);
                 assert_eq!(
@@ -690,7 +705,8 @@ mod tests {
                     String::from_utf8_lossy(&expected),
                     "{smoothing:?} order {order}"
                 );
-                assert_eq!(counts.len(), order);
+                assert_eq!(summary.ngram_counts.len(), order);
+                assert!(summary.runs > 2 * order, "{summary:?}");
             }
         }
     }

@@ -14,7 +14,7 @@ use std::collections::BinaryHeap;
 use std::fs::{self, File};
 use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 
 use rayon::prelude::*;
 
@@ -70,6 +70,8 @@ impl Layout {
 pub struct WorkDir {
     path: PathBuf,
     next: AtomicUsize,
+    runs: AtomicUsize,
+    bytes: AtomicU64,
 }
 
 impl WorkDir {
@@ -86,7 +88,23 @@ impl WorkDir {
         Ok(WorkDir {
             path,
             next: AtomicUsize::new(0),
+            runs: AtomicUsize::new(0),
+            bytes: AtomicU64::new(0),
         })
+    }
+
+    /// Number of sorted runs written so far.
+    pub fn runs(&self) -> usize {
+        self.runs.load(Relaxed)
+    }
+
+    /// Bytes written to the directory so far (runs and intermediate files).
+    pub fn bytes_written(&self) -> u64 {
+        self.bytes.load(Relaxed)
+    }
+
+    fn wrote(&self, bytes: usize) {
+        self.bytes.fetch_add(bytes as u64, Relaxed);
     }
 
     /// A new file name in the directory (the file is not created).
@@ -110,18 +128,21 @@ fn io_error(path: &Path) -> impl Fn(io::Error) -> Error + '_ {
 }
 
 /// Writes records to a file, in the order given.
-pub struct RecordWriter {
+pub struct RecordWriter<'d> {
+    dir: &'d WorkDir,
     out: BufWriter<File>,
     path: PathBuf,
     layout: Layout,
     records: u64,
 }
 
-impl RecordWriter {
-    /// Creates `path`.
-    pub fn create(path: PathBuf, layout: Layout) -> Result<Self> {
+impl<'d> RecordWriter<'d> {
+    /// Creates a new file in `dir`, named after `what`.
+    pub fn create(dir: &'d WorkDir, what: &str, layout: Layout) -> Result<Self> {
+        let path = dir.file(what);
         let file = File::create(&path).map_err(io_error(&path))?;
         Ok(RecordWriter {
+            dir,
             out: BufWriter::with_capacity(1 << 20, file),
             path,
             layout,
@@ -141,6 +162,7 @@ impl RecordWriter {
 
     /// Flushes the file and returns a reader of it, from its start.
     pub fn into_reader(self) -> Result<RecordReader> {
+        self.dir.wrote(self.records as usize * self.layout.bytes());
         let file = self
             .out
             .into_inner()
@@ -275,6 +297,8 @@ impl<'d> Sorter<'d> {
             .and_then(|()| out.flush())
             .map_err(io_error(&path))?;
         self.runs.push(path);
+        self.dir.runs.fetch_add(1, Relaxed);
+        self.dir.wrote(sorted.len() * 4);
         Ok(())
     }
 
@@ -447,6 +471,8 @@ mod tests {
         }
         let files = fs::read_dir(&dir.path).unwrap().count();
         assert_eq!(files, 0, "runs are deleted once merged");
+        // 50 000 records in runs of 4096: 13 runs per small sort, 1 per large one
+        assert_eq!(dir.runs(), 2 * (13 + 1));
     }
 
     #[test]
@@ -462,8 +488,8 @@ mod tests {
     fn records_round_trip_through_files_and_files_are_removed() {
         let dir = WorkDir::new(&std::env::temp_dir()).unwrap();
         let layout = Layout::new(1, 2, KeyOrder::Prefix);
-        let path = dir.file("w");
-        let mut w = RecordWriter::create(path.clone(), layout).unwrap();
+        let mut w = RecordWriter::create(&dir, "w", layout).unwrap();
+        let path = w.path.clone();
         w.push(&[1, 2, 3]).unwrap();
         w.push(&[4, 5, 6]).unwrap();
         let mut r = w.into_reader().unwrap();

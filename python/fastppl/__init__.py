@@ -35,6 +35,7 @@ from fastppl.errors import (
 from fastppl.model import NGramModel
 from fastppl.result import EvaluationResult
 from fastppl.text import read_text, tokenize_text
+from fastppl.training import train_arpa
 
 __all__ = [
     "MAX_ORDER",
@@ -61,6 +62,7 @@ __all__ = [
     "reference",
     "text",
     "tokenize_text",
+    "train_arpa",
 ]
 
 

@@ -9,15 +9,18 @@ import numpy.typing as npt
 
 __all__ = [
     "MAX_ORDER",
+    "MIN_MEMORY",
     "Corpus",
     "NGramModel",
     "__version__",
     "count_ngrams",
+    "estimate_arpa",
     "logits_target_logprobs",
 ]
 
 __version__: str
 MAX_ORDER: int
+MIN_MEMORY: int
 
 @final
 class Corpus:
@@ -43,6 +46,18 @@ def logits_target_logprobs(
     half_format: str | None = None,
 ) -> npt.NDArray[np.float64]: ...
 def count_ngrams(corpus: Corpus, order: int, bos_eos: bool = True) -> list[int]: ...
+def estimate_arpa(
+    corpus: Corpus,
+    path: str | os.PathLike[str],
+    order: int,
+    smoothing: str,
+    memory: int,
+    temp_dir: str | os.PathLike[str],
+    k: float | None = None,
+    discount: float | None = None,
+    alpha: float | None = None,
+    discount_fallback: bool = False,
+) -> tuple[list[int], int, int]: ...
 
 @final
 class NGramModel:

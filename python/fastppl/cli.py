@@ -100,6 +100,7 @@ def _base(name: str) -> float:
 def _train(args: argparse.Namespace) -> int:
     """Fits a model on a text and writes it as ARPA (compressed by the output's extension)."""
     from fastppl.model import NGramModel
+    from fastppl.training import train_arpa
 
     params = {}
     if args.smoothing in ("absolute_discounting", "kneser_ney") and args.discount is not None:
@@ -108,12 +109,33 @@ def _train(args: argparse.Namespace) -> int:
         params["discount_fallback"] = args.discount_fallback
     with _step("reading", args.quiet):
         corpus = _read_corpus(args.text, args)
-    with _step(f"fitting order {args.order}", args.quiet):
-        model = NGramModel.fit(corpus, order=args.order, smoothing=args.smoothing, **params)
-    with _step(f"writing {args.output}", args.quiet):
-        model.to_arpa(args.output)
+    if args.memory is not None:
+        with _step(f"fitting order {args.order} within {args.memory}, writing {args.output}", args.quiet):
+            summary = train_arpa(
+                corpus,
+                args.output,
+                order=args.order,
+                smoothing=args.smoothing,
+                memory=args.memory,
+                temp_dir=args.temp_dir,
+                **params,
+            )
+        # the header counts <s> among the unigrams; ngram_counts elsewhere does not
+        ngram_counts = [summary.ngram_counts[0] - 1, *summary.ngram_counts[1:]]
+        if not args.quiet:
+            print(
+                f"{summary.sorted_runs} sorted runs, {summary.bytes_spilled / 2**20:.1f} MiB "
+                "through the temporary directory",
+                file=sys.stderr,
+            )
+    else:
+        with _step(f"fitting order {args.order}", args.quiet):
+            model = NGramModel.fit(corpus, order=args.order, smoothing=args.smoothing, **params)
+        with _step(f"writing {args.output}", args.quiet):
+            model.to_arpa(args.output)
+        ngram_counts = model.ngram_counts
     if not args.quiet:
-        counts = " ".join(f"{i}={n}" for i, n in enumerate(model.ngram_counts, start=1))
+        counts = " ".join(f"{i}={n}" for i, n in enumerate(ngram_counts, start=1))
         print(
             f"{corpus.num_tokens} tokens, {len(corpus)} sentences; n-grams {counts}; "
             f"wrote {args.output}",
@@ -254,6 +276,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--discount-fallback",
         action="store_true",
         help="as lmplz --discount_fallback: D1=0.5, D2=1, D3+=1.5 when the estimate fails",
+    )
+    train.add_argument(
+        "-S",
+        "--memory",
+        help="estimate within this memory (e.g. 4G, 500M, 80%%) with the counts sorted on disk, "
+        "as lmplz -S; default: all counts in memory (fastest)",
+    )
+    train.add_argument(
+        "-T",
+        "--temp-dir",
+        help="directory for the sorted runs of --memory, as lmplz -T (default: the system's)",
     )
     _add_text_options(train)
     train.set_defaults(run=_train)

@@ -48,6 +48,41 @@ _PARAMS: dict[str, frozenset[str]] = {
 }
 
 
+def fit_arguments(
+    corpus: Corpus, order: int, smoothing: str, bos_eos: bool, params: dict[str, Any]
+) -> dict[str, Any]:
+    """Checks the arguments of a fit; returns the core's keyword arguments (shared by
+    `NGramModel.fit` and `fastppl.train_arpa`)."""
+    if not isinstance(corpus, Corpus):
+        raise InvalidTypeError(f"corpus must be a fastppl.Corpus, got {type(corpus).__name__}")
+    order = check_int("order", order)
+    bos_eos = check_bool("bos_eos", bos_eos)
+    if smoothing not in _PARAMS:
+        raise InvalidArgumentError(
+            f"unknown smoothing {smoothing!r}; expected one of {', '.join(_PARAMS)}"
+        )
+    unexpected = set(params) - _PARAMS[smoothing]
+    if unexpected:
+        allowed = ", ".join(sorted(_PARAMS[smoothing])) or "none"
+        raise InvalidArgumentError(
+            f"{smoothing} does not take {', '.join(sorted(unexpected))} (parameters: {allowed})"
+        )
+    if order < 1 or order > _core.MAX_ORDER:
+        raise InvalidArgumentError(f"order must be between 1 and {_core.MAX_ORDER}, got {order}")
+    numbers = {k: params[k] for k in ("k", "discount", "alpha") if k in params}
+    for name, value in numbers.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise InvalidTypeError(f"{name} must be a number, got {type(value).__name__}")
+    return {
+        "order": order,
+        "bos_eos": bos_eos,
+        **{name: float(value) for name, value in numbers.items()},
+        "discount_fallback": check_bool(
+            "discount_fallback", params.get("discount_fallback", False)
+        ),
+    }
+
+
 class NGramModel:
     """An n-gram language model estimated by the Rust core.
 
@@ -97,40 +132,8 @@ class NGramModel:
         >>> NGramModel.fit(c, order=1, smoothing="laplace", bos_eos=False).vocab_size
         3
         """
-        if not isinstance(corpus, Corpus):
-            raise InvalidTypeError(f"corpus must be a fastppl.Corpus, got {type(corpus).__name__}")
-        order = check_int("order", order)
-        bos_eos = check_bool("bos_eos", bos_eos)
-        if smoothing not in _PARAMS:
-            raise InvalidArgumentError(
-                f"unknown smoothing {smoothing!r}; expected one of {', '.join(_PARAMS)}"
-            )
-        unexpected = set(params) - _PARAMS[smoothing]
-        if unexpected:
-            allowed = ", ".join(sorted(_PARAMS[smoothing])) or "none"
-            raise InvalidArgumentError(
-                f"{smoothing} does not take {', '.join(sorted(unexpected))} (parameters: {allowed})"
-            )
-        if order < 1 or order > _core.MAX_ORDER:
-            raise InvalidArgumentError(
-                f"order must be between 1 and {_core.MAX_ORDER}, got {order}"
-            )
-        numbers = {k: params[k] for k in ("k", "discount", "alpha") if k in params}
-        for name, value in numbers.items():
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise InvalidTypeError(f"{name} must be a number, got {type(value).__name__}")
-        inner = _core.NGramModel.fit(
-            corpus._inner,
-            order,
-            smoothing,
-            bos_eos=bos_eos,
-            k=None if "k" not in numbers else float(numbers["k"]),
-            discount=None if "discount" not in numbers else float(numbers["discount"]),
-            alpha=None if "alpha" not in numbers else float(numbers["alpha"]),
-            discount_fallback=check_bool(
-                "discount_fallback", params.get("discount_fallback", False)
-            ),
-        )
+        args = fit_arguments(corpus, order, smoothing, bos_eos, params)
+        inner = _core.NGramModel.fit(corpus._inner, smoothing=smoothing, **args)
         return cls(inner)
 
     @classmethod

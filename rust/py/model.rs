@@ -65,6 +65,35 @@ pub fn count_ngrams(
     .map_err(to_pyerr)
 }
 
+/// Estimates a model within a memory budget and writes it as ARPA (see `external.rs`); returns
+/// (n-grams per order, sorted runs written, bytes spilled). Releases the GIL.
+#[pyfunction]
+#[pyo3(signature = (corpus, path, order, smoothing, memory, temp_dir, k=None, discount=None, alpha=None, discount_fallback=false))]
+#[allow(clippy::too_many_arguments)]
+pub fn estimate_arpa(
+    py: Python<'_>,
+    corpus: &PyCorpus,
+    path: std::path::PathBuf,
+    order: usize,
+    smoothing: &str,
+    memory: usize,
+    temp_dir: std::path::PathBuf,
+    k: Option<f64>,
+    discount: Option<f64>,
+    alpha: Option<f64>,
+    discount_fallback: bool,
+) -> PyResult<(Vec<u64>, usize, u64)> {
+    let smoothing =
+        parse_smoothing(smoothing, k, discount, alpha, discount_fallback).map_err(to_pyerr)?;
+    let budget = crate::external::Budget { memory, temp_dir };
+    let s = py
+        .detach(|| {
+            corpus.with(|c| crate::external::estimate_to_arpa(c, order, smoothing, &budget, &path))
+        })
+        .map_err(to_pyerr)?;
+    Ok((s.ngram_counts, s.runs, s.bytes_spilled))
+}
+
 /// A fitted n-gram model (see `fastppl.NGramModel`).
 #[pyclass(name = "NGramModel", module = "fastppl._core", frozen)]
 pub struct PyModel {
