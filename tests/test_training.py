@@ -13,13 +13,13 @@ import math
 import os
 
 import pytest
-from test_kenlm_parity import MODELS, read_arpa
 
 import fastppl
 from fastppl import Corpus, NGramModel, train_arpa
 from fastppl.cli import main as cli_main
 from fastppl.errors import EmptyCorpusError, InvalidArgumentError, InvalidTypeError
 from fastppl.training import parse_memory
+from test_kenlm_parity import MODELS, read_arpa
 
 MIN = fastppl._core.MIN_MEMORY
 

@@ -110,7 +110,8 @@ def _train(args: argparse.Namespace) -> int:
     with _step("reading", args.quiet):
         corpus = _read_corpus(args.text, args)
     if args.memory is not None:
-        with _step(f"fitting order {args.order} within {args.memory}, writing {args.output}", args.quiet):
+        step = f"fitting order {args.order} within {args.memory}, writing {args.output}"
+        with _step(step, args.quiet):
             summary = train_arpa(
                 corpus,
                 args.output,

@@ -18,6 +18,7 @@ from fastppl.corpus import Corpus
 from fastppl.errors import InvalidArgumentError, InvalidTypeError
 from fastppl.model import fit_arguments
 
+
 class TrainingSummary(NamedTuple):
     """What `train_arpa` wrote."""
 
