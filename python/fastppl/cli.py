@@ -43,9 +43,11 @@ def _step(label: str, quiet: bool) -> Iterator[None]:
 def _add_text_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--tokenizer",
-        choices=("whitespace", "nltk"),
+        choices=("whitespace", "nltk", "kenlm"),
         default="whitespace",
-        help="whitespace: pre-tokenized text (default, as lmplz/query); nltk: word_tokenize",
+        help="whitespace: pre-tokenized text, str.split() (default); kenlm: exactly as "
+        "lmplz/query (one sentence per line, ASCII whitespace only, blank lines are empty "
+        "sentences); nltk: word_tokenize",
     )
     p.add_argument(
         "--sentences",
@@ -77,7 +79,10 @@ def _read_corpus(path: str | None, args: argparse.Namespace):
         "skip_line_prefixes": tuple(args.skip_line_prefix),
     }
     if path is None or path == "-":
-        return Corpus.from_text(read_text("/dev/stdin", encoding=args.encoding), **options)
+        text = read_text(
+            "/dev/stdin", encoding=args.encoding, translate_newlines=args.tokenizer != "kenlm"
+        )
+        return Corpus.from_text(text, **options)
     return Corpus.from_file(path, encoding=args.encoding, **options)
 
 

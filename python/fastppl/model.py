@@ -72,6 +72,9 @@ class NGramModel:
         order: int = 3,
         smoothing: Smoothing = "modified_kneser_ney",
         bos_eos: bool = True,
+        *,
+        min_count: int = 1,
+        vocab_file: str | os.PathLike[str] | None = None,
         **params: Any,
     ) -> NGramModel:
         """Counts ``corpus`` up to ``order`` and estimates a model (GIL released, all cores).
@@ -87,6 +90,12 @@ class NGramModel:
                 probabilities).
             bos_eos: pad sentences as ``<s> ... </s>`` (``</s>`` is predicted, ``<s>`` only
                 context); False scores tokens with no padding.
+            min_count: words seen fewer times in ``corpus`` become ``<unk>`` before counting (a
+                vocabulary cutoff, SRILM-style; lmplz has none). 1 keeps every word.
+            vocab_file: words not in this file (whitespace-separated) become ``<unk>`` before
+                counting, so ``<unk>`` gets their mass. lmplz's ``--limit_vocab_file`` reads the
+                same file but instead prunes the n-grams holding other words after counting;
+                the models differ. See :meth:`Corpus.limit_vocab`.
             **params: the estimator's parameters listed above.
 
         Raises:
@@ -115,6 +124,8 @@ class NGramModel:
             raise InvalidArgumentError(
                 f"order must be between 1 and {_core.MAX_ORDER}, got {order}"
             )
+        if min_count != 1 or vocab_file is not None:
+            corpus = corpus.limit_vocab(min_count=min_count, vocab_file=vocab_file)
         numbers = {k: params[k] for k in ("k", "discount", "alpha") if k in params}
         for name, value in numbers.items():
             if isinstance(value, bool) or not isinstance(value, (int, float)):
