@@ -64,3 +64,100 @@ def test_tokenizer_kenlm_refuses_other_sentence_modes(tmp_path: Path, capsys):
     assert main(["train", "--tokenizer", "kenlm", "--sentences", "none", str(text),
                  str(tmp_path / "m.arpa")]) == 1  # fmt: skip
     assert "one sentence per line" in capsys.readouterr().err
+
+
+# ---- vocabulary cutoff and vocabulary file ----------------------------------------------------
+@pytest.fixture(scope="module")
+def small_train(shared_dir: Path) -> Path:
+    return shared_dir / "arpa" / "machado-small.train.txt"
+
+
+def _by_hand(path: Path, keep) -> Corpus:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return Corpus.from_sentences([[w if keep(w) else "<unk>" for w in ln.split()] for ln in lines])
+
+
+def test_min_count_maps_rare_words_to_unk(small_train: Path, tmp_path: Path):
+    corpus = Corpus.from_file(small_train, tokenizer="whitespace", sentences="lines")
+    counts = corpus.token_counts()
+    assert "<unk>" not in counts
+    limited = corpus.limit_vocab(min_count=3)
+    rare = {w: n for w, n in counts.items() if n < 3}
+    assert limited.token_counts()["<unk>"] == sum(rare.values())
+    assert limited.num_types == corpus.num_types - len(rare)  # <unk> is not counted as a type
+    assert limited.num_tokens == corpus.num_tokens and len(limited) == len(corpus)
+    hand = _by_hand(small_train, lambda w: counts[w] >= 3)
+    assert list(limited) == list(hand)
+    fitted = NGramModel.fit(corpus, order=3, min_count=3)
+    expected = NGramModel.fit(hand, order=3)
+    assert fitted.vocab() == expected.vocab()
+    assert fitted.vocab_size == len(counts) - len(rare) + 2  # kept words, </s>, <unk>
+    assert fitted.ngram_counts == expected.ngram_counts
+    assert fitted.count(["<unk>"]) == sum(rare.values())
+    fitted.to_arpa(tmp_path / "a.arpa")
+    expected.to_arpa(tmp_path / "b.arpa")
+    assert (tmp_path / "a.arpa").read_bytes() == (tmp_path / "b.arpa").read_bytes()
+    # min_count=1 changes nothing
+    assert list(corpus.limit_vocab(min_count=1)) == list(corpus)
+
+
+def test_vocab_file_maps_unlisted_words_to_unk(small_train: Path, tmp_path: Path):
+    corpus = Corpus.from_file(small_train, tokenizer="whitespace", sentences="lines")
+    counts = corpus.token_counts()
+    allowed = [*sorted(counts)[::4], "never-in-the-text"]
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text(" ".join(allowed[:50]) + "\n" + "\n".join(allowed[50:]) + "\n\t")
+    limited = corpus.limit_vocab(vocab_file=vocab)
+    assert list(limited) == list(corpus.limit_vocab(vocab=allowed))
+    unlisted = sum(n for w, n in counts.items() if w not in set(allowed))
+    assert limited.token_counts()["<unk>"] == unlisted
+    hand = _by_hand(small_train, set(allowed).__contains__)
+    assert list(limited) == list(hand)
+    fitted = NGramModel.fit(corpus, order=2, vocab_file=vocab)
+    assert fitted.vocab() == NGramModel.fit(hand, order=2).vocab()
+    assert "never-in-the-text" not in fitted  # only words of the text are in the model
+    # both limits: listed and frequent enough
+    both = corpus.limit_vocab(min_count=5, vocab_file=vocab)
+    keep = set(allowed)
+    assert list(both) == list(_by_hand(small_train, lambda w: w in keep and counts[w] >= 5))
+
+
+def test_limit_vocab_keeps_documents_and_blank_lines():
+    c = Corpus.from_documents([[["a", "b", "a"]], [["c", "a"]]])
+    limited = c.limit_vocab(min_count=2)
+    assert limited.document_offsets().tolist() == [0, 1, 2]
+    assert list(limited) == [["a", "<unk>", "a"], ["<unk>", "a"]]
+    k = Corpus.from_text("a b\n\na\n", tokenizer="kenlm").limit_vocab(min_count=2)
+    assert list(k) == [["a", "<unk>"], [], ["a"]]
+
+
+def test_limit_vocab_bad_arguments(tmp_path: Path):
+    from fastppl.errors import CorpusFileNotFoundError, InvalidArgumentError, InvalidTypeError
+
+    c = Corpus.from_sentences([["a"]])
+    with pytest.raises(InvalidArgumentError, match="min_count"):
+        c.limit_vocab(min_count=0)
+    with pytest.raises(InvalidArgumentError, match="min_count"):
+        NGramModel.fit(c, order=1, smoothing="mle", min_count=0)
+    with pytest.raises(InvalidTypeError):
+        c.limit_vocab(min_count=True)
+    with pytest.raises(InvalidTypeError):
+        c.limit_vocab(vocab="a b")
+    with pytest.raises(CorpusFileNotFoundError):
+        c.limit_vocab(vocab_file=tmp_path / "missing.txt")
+
+
+def test_cli_min_count_and_limit_vocab_file(small_train: Path, tmp_path: Path):
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("o a que de\n")
+    out = tmp_path / "m.arpa"
+    assert main(["train", "-o", "2", "--min-count", "2", "--limit-vocab-file", str(vocab),
+                 "--smoothing", "witten_bell", str(small_train), str(out), "-q"]) == 0  # fmt: skip
+    corpus = Corpus.from_file(small_train, tokenizer="whitespace", sentences="lines")
+    api = tmp_path / "api.arpa"
+    NGramModel.fit(corpus, 2, "witten_bell", min_count=2, vocab_file=vocab).to_arpa(api)
+    assert out.read_bytes() == api.read_bytes()
+    first_seen = [
+        w for w in dict.fromkeys(t for s in corpus for t in s) if w in {"o", "a", "que", "de"}
+    ]
+    assert NGramModel.from_arpa(out).vocab()[3:] == first_seen  # in order of first occurrence

@@ -113,6 +113,8 @@ def _train(args: argparse.Namespace) -> int:
         params["discount_fallback"] = args.discount_fallback
     with _step("reading", args.quiet):
         corpus = _read_corpus(args.text, args)
+    params["min_count"] = args.min_count
+    params["vocab_file"] = args.limit_vocab_file
     with _step(f"fitting order {args.order}", args.quiet):
         model = NGramModel.fit(corpus, order=args.order, smoothing=args.smoothing, **params)
     with _step(f"writing {args.output}", args.quiet):
@@ -259,6 +261,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--discount-fallback",
         action="store_true",
         help="as lmplz --discount_fallback: D1=0.5, D2=1, D3+=1.5 when the estimate fails",
+    )
+    train.add_argument(
+        "--min-count",
+        type=int,
+        default=1,
+        metavar="N",
+        help="words seen fewer than N times become <unk> before counting (default 1: none; "
+        "lmplz has no such cutoff)",
+    )
+    train.add_argument(
+        "--limit-vocab-file",
+        metavar="PATH",
+        help="words not in PATH (whitespace-separated) become <unk> before counting (lmplz's "
+        "--limit_vocab_file instead prunes the n-grams holding them)",
     )
     _add_text_options(train)
     train.set_defaults(run=_train)
