@@ -161,3 +161,56 @@ def test_cli_min_count_and_limit_vocab_file(small_train: Path, tmp_path: Path):
         w for w in dict.fromkeys(t for s in corpus for t in s) if w in {"o", "a", "que", "de"}
     ]
     assert NGramModel.from_arpa(out).vocab()[3:] == first_seen  # in order of first occurrence
+
+
+# ---- model formats ----------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("name", "argv", "binary"),
+    [
+        ("m.fppl", [], True),
+        ("m.FASTPPL", [], True),
+        ("m.arpa", [], False),
+        ("m.arpa.gz", [], False),
+        ("m.bin", ["--format", "binary"], True),
+        ("m.fppl", ["--format", "arpa"], False),
+    ],
+)
+def test_train_format(small_train: Path, tmp_path: Path, capsys, name, argv, binary):
+    from fastppl import _core
+
+    out = tmp_path / name
+    assert main(["train", "-o", "2", str(small_train), str(out), "-q", *argv]) == 0
+    assert (out.read_bytes()[:8] == _core.BINARY_MAGIC) == binary
+    model = NGramModel.load(out) if binary else NGramModel.from_arpa(out)
+    assert model.order == 2
+    if binary:  # the binary format keeps the estimator and the training counts
+        assert model.smoothing == "modified_kneser_ney" and model.count(["o"]) > 0
+
+
+def test_eval_and_score_read_binary_models(small_train: Path, tmp_path: Path, capsys):
+    arpa, binary = tmp_path / "m.arpa", tmp_path / "m.fppl"
+    assert main(["train", "-o", "3", str(small_train), str(arpa), "-q"]) == 0
+    assert main(["train", "-o", "3", str(small_train), str(binary), "-q"]) == 0
+    test = small_train.parent / "machado.test.txt"
+    from_arpa = _json_eval(capsys, str(arpa), str(test))
+    from_binary = _json_eval(capsys, str(binary), str(test))
+    # the ARPA file rounds to float32; the binary model is the fitted model itself
+    for key in ("perplexity_including_oovs", "perplexity_excluding_oovs"):
+        assert from_binary[key] == pytest.approx(from_arpa[key], rel=1e-6)
+    assert from_binary["tokens"] == from_arpa["tokens"] and from_binary["oovs"] > 0
+    corpus = Corpus.from_file(test, tokenizer="whitespace", sentences="lines")
+    fitted = NGramModel.fit(Corpus.from_file(small_train, "whitespace", "lines"), order=3)
+    assert from_binary["perplexity_including_oovs"] == fitted.perplexity(corpus)
+    assert main(["score", str(binary), str(test), "--tokens", "--format", "jsonl"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert len(rows) == from_binary["tokens"]
+
+
+def test_eval_refuses_a_file_that_is_neither(tmp_path: Path, capsys):
+    bad = tmp_path / "m.fppl"
+    bad.write_bytes(b"\x89FPPL\r\n\x1a" + b"\0" * 10)  # binary magic, truncated
+    assert main(["eval", str(bad), str(bad)]) == 1
+    assert "fastppl: error:" in capsys.readouterr().err
+    bad.write_text("not a model\n")
+    assert main(["eval", str(bad), str(bad)]) == 1
+    assert "fastppl: error:" in capsys.readouterr().err

@@ -8,6 +8,7 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "BINARY_MAGIC",
     "MAX_ORDER",
     "Corpus",
     "NGramModel",
@@ -18,6 +19,7 @@ __all__ = [
 
 __version__: str
 MAX_ORDER: int
+BINARY_MAGIC: bytes
 
 @final
 class Corpus:

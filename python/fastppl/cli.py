@@ -2,6 +2,7 @@
 ``ngram -ppl``.
 
     fastppl train -o 3 corpus.txt model.arpa.gz     # text -> ARPA (modified Kneser-Ney)
+    fastppl train -o 3 corpus.txt model.fppl        # text -> fastppl's binary format
     fastppl eval model.arpa.gz test.txt             # perplexity incl./excl. OOVs, like query
     fastppl score model.arpa.gz test.txt --tokens   # per-sentence or per-token scores
     fastppl demo                                    # the bundled-corpus demo
@@ -86,12 +87,27 @@ def _read_corpus(path: str | None, args: argparse.Namespace):
     return Corpus.from_file(path, encoding=args.encoding, **options)
 
 
-def _model_and_text(args: argparse.Namespace):
-    """The model (`args.model`, ARPA) and the corpus to score (`args.text`), with status lines."""
+#: File name endings that `fastppl train` writes in fastppl's binary format by default.
+BINARY_SUFFIXES = (".fppl", ".fastppl")
+
+
+def _load_model(path: str):
+    """A binary model (recognized by its magic bytes) or an ARPA file (plain or compressed)."""
+    from fastppl import _core
     from fastppl.model import NGramModel
 
+    with open(path, "rb") as f:
+        head = f.read(len(_core.BINARY_MAGIC))
+    if head == _core.BINARY_MAGIC:
+        return NGramModel.load(path)
+    return NGramModel.from_arpa(path)
+
+
+def _model_and_text(args: argparse.Namespace):
+    """The model (`args.model`, binary or ARPA) and the corpus to score (`args.text`), with
+    status lines."""
     with _step("loading model", args.quiet):
-        model = NGramModel.from_arpa(args.model)
+        model = _load_model(args.model)
     with _step("reading", args.quiet):
         corpus = _read_corpus(args.text, args)
     return model, corpus
@@ -103,7 +119,8 @@ def _base(name: str) -> float:
 
 # ---- subcommands ------------------------------------------------------------------------------
 def _train(args: argparse.Namespace) -> int:
-    """Fits a model on a text and writes it as ARPA (compressed by the output's extension)."""
+    """Fits a model on a text and writes it as ARPA (compressed by the output's extension) or in
+    fastppl's binary format (`--format binary`, or an output ending in .fppl/.fastppl)."""
     from fastppl.model import NGramModel
 
     params = {}
@@ -117,8 +134,14 @@ def _train(args: argparse.Namespace) -> int:
     params["vocab_file"] = args.limit_vocab_file
     with _step(f"fitting order {args.order}", args.quiet):
         model = NGramModel.fit(corpus, order=args.order, smoothing=args.smoothing, **params)
+    fmt = args.format
+    if fmt is None:
+        fmt = "binary" if args.output.lower().endswith(BINARY_SUFFIXES) else "arpa"
     with _step(f"writing {args.output}", args.quiet):
-        model.to_arpa(args.output)
+        if fmt == "binary":
+            model.save(args.output)
+        else:
+            model.to_arpa(args.output)
     if not args.quiet:
         counts = " ".join(f"{i}={n}" for i, n in enumerate(model.ngram_counts, start=1))
         print(
@@ -246,9 +269,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
-    train = sub.add_parser("train", help="fit a model on a text and write it as ARPA")
+    train = sub.add_parser("train", help="fit a model on a text and write it (ARPA or binary)")
     train.add_argument("text", nargs="?", help="training text (default: standard input)")
-    train.add_argument("output", help="ARPA file to write (.gz/.xz/.bz2 compress it)")
+    train.add_argument(
+        "output",
+        help="model file to write: ARPA (.gz/.xz/.bz2 compress it) or, for names ending in "
+        ".fppl/.fastppl, fastppl's binary format",
+    )
+    train.add_argument(
+        "--format",
+        choices=("arpa", "binary"),
+        help="output format (default: binary for .fppl/.fastppl, else ARPA); binary is "
+        "NGramModel.save's memory-mapped format, which eval and score load fastest",
+    )
     train.add_argument("-o", "--order", type=int, default=3)
     train.add_argument(
         "--smoothing",
@@ -280,7 +313,9 @@ def build_parser() -> argparse.ArgumentParser:
     train.set_defaults(run=_train)
 
     evaluate = sub.add_parser("eval", help="perplexity of a text (like KenLM query -v summary)")
-    evaluate.add_argument("model", help="ARPA model (plain or compressed)")
+    evaluate.add_argument(
+        "model", help="ARPA model (plain or compressed) or binary model (recognized by its bytes)"
+    )
     evaluate.add_argument("text", nargs="?", help="text to score (default: standard input)")
     evaluate.add_argument("--json", action="store_true", help="print the figures as JSON")
     evaluate.add_argument("--srilm", action="store_true", help="also SRILM's ppl and ppl1")
@@ -288,7 +323,9 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.set_defaults(run=_eval)
 
     score = sub.add_parser("score", help="per-sentence or per-token scores")
-    score.add_argument("model", help="ARPA model (plain or compressed)")
+    score.add_argument(
+        "model", help="ARPA model (plain or compressed) or binary model (recognized by its bytes)"
+    )
     score.add_argument("text", nargs="?", help="text to score (default: standard input)")
     score.add_argument("--tokens", action="store_true", help="one line per token, </s> included")
     score.add_argument("--format", choices=("tsv", "jsonl"), default="tsv")
