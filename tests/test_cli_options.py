@@ -11,6 +11,7 @@ import pytest
 
 from fastppl import Corpus, NGramModel
 from fastppl.cli import main
+from fastppl.errors import InvalidArgumentError
 
 BLANK_TEXT = "a b c\n\nb a\r\n \t\nc\u00a0d a\n\n"
 
@@ -214,3 +215,60 @@ def test_eval_refuses_a_file_that_is_neither(tmp_path: Path, capsys):
     bad.write_text("not a model\n")
     assert main(["eval", str(bad), str(bad)]) == 1
     assert "fastppl: error:" in capsys.readouterr().err
+
+
+# ---- estimator names: one list in Python, the same in Rust ------------------------------------
+def test_estimator_names_have_one_source():
+    from typing import get_args
+
+    from fastppl import _core, model
+    from fastppl.cli import build_parser
+
+    names = get_args(model.Smoothing)
+    assert names == model.SMOOTHINGS and len(set(names)) == len(names)
+    assert set(model._PARAMS) == set(names)
+    assert set(model.ARPA_SMOOTHINGS) <= set(names)
+    assert list(_core.SMOOTHINGS) == list(names)
+    sub = next(a for a in build_parser()._actions if a.dest == "command").choices
+    for command in ("train", "demo"):
+        action = next(a for a in sub[command]._actions if a.dest == "smoothing")
+        assert tuple(action.choices) == names
+
+
+def test_rust_parser_accepts_exactly_the_python_names(tmp_path: Path):
+    from fastppl import _core, model
+
+    corpus = Corpus.from_sentences([["a", "b", "c"], ["b", "a"], ["c", "c", "a", "b"]])
+    for name in model.SMOOTHINGS:  # straight to Rust, without the Python checks
+        fitted = _core.NGramModel.fit(corpus._inner, 2, name, discount_fallback=True)
+        assert fitted.order == 2
+        # ARPA_SMOOTHINGS are exactly the estimators the Rust ARPA writer accepts
+        if name in model.ARPA_SMOOTHINGS:
+            fitted.to_arpa(str(tmp_path / f"{name}.arpa"))
+        else:
+            with pytest.raises(InvalidArgumentError):
+                fitted.to_arpa(str(tmp_path / f"{name}.arpa"))
+    for name in ("", "Laplace", "kn", "mkn", "modified-kneser-ney", "add_one", "mle "):
+        with pytest.raises(InvalidArgumentError, match="unknown smoothing") as info:
+            _core.NGramModel.fit(corpus._inner, 2, name)
+        assert info.value.args[0].endswith(", ".join(model.SMOOTHINGS))
+
+
+def test_reference_names_are_fastppl_names():
+    from fastppl import model, reference
+
+    assert set(reference.SMOOTHINGS) <= set(model.SMOOTHINGS)
+
+
+@pytest.mark.parametrize("smoothing", ["laplace", "stupid_backoff", "mle"])
+def test_train_estimators_without_arpa_form(tmp_path: Path, capsys, smoothing):
+    text = tmp_path / "t.txt"
+    text.write_text("a b c\nb a\n")
+    arpa = tmp_path / "m.arpa"
+    assert main(["train", "-o", "2", "--smoothing", smoothing, str(text), str(arpa)]) == 1
+    assert "no ARPA form" in capsys.readouterr().err and not arpa.exists()
+    binary = tmp_path / "m.fppl"
+    assert main(["train", "-o", "2", "--smoothing", smoothing, str(text), str(binary), "-q"]) == 0
+    assert NGramModel.load(binary).smoothing == (
+        "additive" if smoothing == "laplace" else smoothing
+    )

@@ -10,6 +10,7 @@ import numpy.typing as npt
 __all__ = [
     "BINARY_MAGIC",
     "MAX_ORDER",
+    "SMOOTHINGS",
     "Corpus",
     "NGramModel",
     "__version__",
@@ -20,6 +21,7 @@ __all__ = [
 __version__: str
 MAX_ORDER: int
 BINARY_MAGIC: bytes
+SMOOTHINGS: list[str]
 
 @final
 class Corpus:

@@ -23,7 +23,8 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 
-from fastppl.errors import FastpplError
+from fastppl.errors import FastpplError, InvalidArgumentError
+from fastppl.model import ARPA_SMOOTHINGS, SMOOTHINGS
 
 
 # ---- shared pieces ----------------------------------------------------------------------------
@@ -123,6 +124,14 @@ def _train(args: argparse.Namespace) -> int:
     fastppl's binary format (`--format binary`, or an output ending in .fppl/.fastppl)."""
     from fastppl.model import NGramModel
 
+    fmt = args.format
+    if fmt is None:
+        fmt = "binary" if args.output.lower().endswith(BINARY_SUFFIXES) else "arpa"
+    if fmt == "arpa" and args.smoothing not in ARPA_SMOOTHINGS:
+        raise InvalidArgumentError(
+            f"{args.smoothing} models have no ARPA form (those of {', '.join(ARPA_SMOOTHINGS)} "
+            "do); write it with --format binary or to a .fppl file"
+        )
     params = {}
     if args.smoothing in ("absolute_discounting", "kneser_ney") and args.discount is not None:
         params["discount"] = args.discount
@@ -134,9 +143,6 @@ def _train(args: argparse.Namespace) -> int:
     params["vocab_file"] = args.limit_vocab_file
     with _step(f"fitting order {args.order}", args.quiet):
         model = NGramModel.fit(corpus, order=args.order, smoothing=args.smoothing, **params)
-    fmt = args.format
-    if fmt is None:
-        fmt = "binary" if args.output.lower().endswith(BINARY_SUFFIXES) else "arpa"
     with _step(f"writing {args.output}", args.quiet):
         if fmt == "binary":
             model.save(args.output)
@@ -286,8 +292,9 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument(
         "--smoothing",
         default="modified_kneser_ney",
-        choices=("modified_kneser_ney", "kneser_ney", "witten_bell", "absolute_discounting"),
-        help="an estimator with a backoff (ARPA) form (default: modified_kneser_ney, as lmplz)",
+        choices=SMOOTHINGS,
+        help="the estimator (default: modified_kneser_ney, as lmplz); ARPA output needs one of "
+        f"{', '.join(ARPA_SMOOTHINGS)}, the others are written with --format binary",
     )
     train.add_argument("--discount", type=float, help="kneser_ney / absolute_discounting D")
     train.add_argument(
@@ -337,7 +344,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = sub.add_parser("demo", help="train orders 1-5 on the bundled corpus, print perplexities")
     demo.add_argument("--max-order", type=int, default=5)
-    demo.add_argument("--smoothing", default="modified_kneser_ney")
+    demo.add_argument("--smoothing", default="modified_kneser_ney", choices=SMOOTHINGS)
     demo.add_argument("--tokenizer", choices=("nltk", "whitespace"), default="nltk")
     demo.add_argument("--test-every", type=int, default=10, help="every Nth sentence is held out")
     demo.set_defaults(run=_demo)

@@ -6,7 +6,7 @@ import math
 import os
 import warnings
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 
@@ -34,18 +34,32 @@ Smoothing = Literal[
 ]
 OovPolicy = Literal["unk", "skip", "error"]
 
-# parameters each estimator accepts (anything else is a mistake worth reporting)
-_PARAMS: dict[str, frozenset[str]] = {
-    "mle": frozenset(),
-    "laplace": frozenset(),
+#: The estimator names, in the order of :data:`Smoothing` (the one list of them in Python; the
+#: Rust parser's list, ``_core.SMOOTHINGS``, is tested to be the same).
+SMOOTHINGS: tuple[str, ...] = get_args(Smoothing)
+
+#: The estimators whose models have an ARPA (back-off) form: :meth:`NGramModel.to_arpa` refuses
+#: the others (their probabilities do not back off, or are not normalized).
+ARPA_SMOOTHINGS: tuple[str, ...] = (
+    "modified_kneser_ney",
+    "kneser_ney",
+    "witten_bell",
+    "absolute_discounting",
+)
+
+# parameters each estimator accepts (anything else is a mistake worth reporting); the estimators
+# not named here take none
+_TAKES: dict[str, frozenset[str]] = {
     "additive": frozenset({"k"}),
     "lidstone": frozenset({"k"}),
-    "witten_bell": frozenset(),
     "absolute_discounting": frozenset({"discount"}),
     "kneser_ney": frozenset({"discount"}),
     "modified_kneser_ney": frozenset({"discount_fallback"}),
     "stupid_backoff": frozenset({"alpha"}),
 }
+_PARAMS: dict[str, frozenset[str]] = {name: _TAKES.get(name, frozenset()) for name in SMOOTHINGS}
+if not set(_TAKES) <= set(SMOOTHINGS) or not set(ARPA_SMOOTHINGS) <= set(SMOOTHINGS):
+    raise AssertionError("an estimator named in fastppl.model is missing from Smoothing")
 
 
 class NGramModel:
@@ -112,7 +126,7 @@ class NGramModel:
         bos_eos = check_bool("bos_eos", bos_eos)
         if smoothing not in _PARAMS:
             raise InvalidArgumentError(
-                f"unknown smoothing {smoothing!r}; expected one of {', '.join(_PARAMS)}"
+                f"unknown smoothing {smoothing!r}; expected one of {', '.join(SMOOTHINGS)}"
             )
         unexpected = set(params) - _PARAMS[smoothing]
         if unexpected:

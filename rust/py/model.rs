@@ -14,6 +14,20 @@ use crate::model::Model;
 use crate::score::{score_corpus, OovPolicy};
 use crate::stream::PaddedStream;
 
+/// The estimator names [`parse_smoothing`] accepts (Python: `_core.SMOOTHINGS`, tested to equal
+/// `typing.get_args(fastppl.model.Smoothing)`).
+pub const SMOOTHINGS: [&str; 9] = [
+    "mle",
+    "additive",
+    "laplace",
+    "lidstone",
+    "witten_bell",
+    "absolute_discounting",
+    "kneser_ney",
+    "modified_kneser_ney",
+    "stupid_backoff",
+];
+
 /// Parses an estimator name and its parameters (defaults: k=1, discount=0.75, alpha=0.4).
 fn parse_smoothing(
     name: &str,
@@ -38,8 +52,8 @@ fn parse_smoothing(
         },
         other => {
             return Err(Error::invalid(format!(
-                "unknown smoothing {other:?}; expected one of mle, additive, laplace, lidstone, \
-                 witten_bell, absolute_discounting, kneser_ney, modified_kneser_ney, stupid_backoff"
+                "unknown smoothing {other:?}; expected one of {}",
+                SMOOTHINGS.join(", ")
             )))
         }
     })
