@@ -44,6 +44,19 @@ write = time.perf_counter() - t
 print(json.dumps({"read": read, "fit": fit, "write": write, "ngrams": m.ngram_counts}))
 """
 
+TRAIN = """
+import json, sys, time, fastppl
+t = time.perf_counter()
+c = fastppl.Corpus.from_file(sys.argv[1], tokenizer="whitespace", sentences="lines")
+read = time.perf_counter() - t
+t = time.perf_counter()
+s = fastppl.train_arpa(c, sys.argv[3], order=int(sys.argv[2]), memory=sys.argv[4],
+                       temp_dir=sys.argv[5])
+train = time.perf_counter() - t
+print(json.dumps({"read": read, "train": train, "ngrams": s.ngram_counts,
+                  "runs": s.sorted_runs, "spilled_bytes": s.bytes_spilled}))
+"""
+
 EVAL = """
 import json, sys, time, fastppl
 t = time.perf_counter()
@@ -86,7 +99,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--kenlm-bin", type=Path, required=True)
     ap.add_argument("--order", type=int, default=5)
-    ap.add_argument("--memory", default="8G", help="lmplz -S")
+    ap.add_argument("--memory", default="8G", help="lmplz -S, and fastppl train_arpa's memory")
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "fastppl-kenlm")
     ap.add_argument("--json", type=Path)
@@ -122,12 +135,19 @@ def main() -> None:
         for _ in range(args.repeats)
     ]
     phases = [json.loads(r["stdout"]) for r in fp]
+    budget_arpa = work / f"fastppl-budget.o{args.order}.arpa"
+    train = [py, "-c", TRAIN, str(text), str(args.order), str(budget_arpa), args.memory, str(work)]
+    budget = [timed(train) for _ in range(args.repeats)]
+    budget_phases = [json.loads(r["stdout"]) for r in budget]
     results["estimate"] = {
         "lmplz_seconds": median_of(lm, "seconds"),
         "lmplz_peak_mb": median_of(lm, "peak_mb"),
         "fastppl_seconds": median_of(fp, "seconds"),
         "fastppl_peak_mb": median_of(fp, "peak_mb"),
         "fastppl_phases": phases[0],
+        "fastppl_budget_seconds": median_of(budget, "seconds"),
+        "fastppl_budget_peak_mb": median_of(budget, "peak_mb"),
+        "fastppl_budget_phases": budget_phases[0],
     }
     # 2. scoring: order 3 models, probing binary vs fastppl (ARPA read, and fitted)
     arpa3 = work / "kenlm.o3.arpa"
@@ -177,6 +197,17 @@ def main() -> None:
     print(
         f"  => time {e['fastppl_seconds'] / e['lmplz_seconds']:.2f}x lmplz (goal <= 1.0), "
         f"memory {e['fastppl_peak_mb'] / e['lmplz_peak_mb']:.2f}x (goal <= 1.0)"
+    )
+    b = e["fastppl_budget_phases"]
+    print(
+        f"  fastppl train_arpa(memory={args.memory!r}): {e['fastppl_budget_seconds']:.1f} s, "
+        f"{e['fastppl_budget_peak_mb']:.0f} MB peak (read {b['read']:.1f} s, count, estimate "
+        f"and write ARPA {b['train']:.1f} s; {b['runs']} runs, "
+        f"{b['spilled_bytes'] / 2**30:.1f} GiB through {work})"
+    )
+    print(
+        f"  => time {e['fastppl_budget_seconds'] / e['lmplz_seconds']:.2f}x lmplz, "
+        f"memory {e['fastppl_budget_peak_mb'] / e['lmplz_peak_mb']:.2f}x"
     )
     print(f"scoring {s['tokens']:,} tokens with an order-3 model:")
     print(

@@ -587,18 +587,8 @@ pub fn format_f32_shortest(v: f32) -> String {
     let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
     let mut digits: Vec<u8> = mantissa.bytes().filter(u8::is_ascii_digit).collect();
-    let n = digits.len();
-    // exact decimal expansion of v (f32 -> f64 is exact): a tie is "<n digits>5000..."
-    let exact = format!("{:.*e}", n + 45, f64::from(v.abs()));
-    let (exact_mantissa, exact_exp) = exact.split_once('e').unwrap_or((&exact, "0"));
-    let exact_digits: Vec<u8> = exact_mantissa.bytes().filter(u8::is_ascii_digit).collect();
-    if exact_exp.parse::<i32>().ok() == Some(exp)
-        && exact_digits.len() > n
-        && exact_digits[n] == b'5'
-        && exact_digits[n + 1..].iter().all(|&d| d == b'0')
-        && (exact_digits[n - 1] - b'0') % 2 == 0
-    {
-        digits.copy_from_slice(&exact_digits[..n]);
+    if is_near_tie(v, &digits, exp) {
+        round_tie_to_even(v, &mut digits, exp);
     }
     let digits = String::from_utf8(digits).unwrap_or_default();
     let sign = if v < 0.0 { "-" } else { "" };
@@ -617,6 +607,35 @@ pub fn format_f32_shortest(v: f32) -> String {
         format!("{sign}{digits}{zeros}")
     } else {
         format!("{sign}{}.{}", &digits[..int_len], &digits[int_len..])
+    }
+}
+
+/// Whether `v` may lie exactly halfway between the shortest `digits` (decimal exponent `exp`) and
+/// their neighbour: a cheap float test that never misses a tie (the error of the scaling is far
+/// below the 1e-3 margin), so the exact test below runs for only a few values in a million.
+fn is_near_tie(v: f32, digits: &[u8], exp: i32) -> bool {
+    let n = digits.len() as i32;
+    let shown = digits
+        .iter()
+        .fold(0f64, |acc, d| acc * 10.0 + f64::from(d - b'0'));
+    let scaled = f64::from(v.abs()) * 10f64.powi(n - 1 - exp);
+    ((scaled - shown).abs() - 0.5).abs() < 1e-3
+}
+
+/// Replaces `digits` by the even one of two equally near candidates when `v` is an exact tie.
+fn round_tie_to_even(v: f32, digits: &mut [u8], exp: i32) {
+    let n = digits.len();
+    // exact decimal expansion of v (f32 -> f64 is exact): a tie is "<n digits>5000..."
+    let exact = format!("{:.*e}", n + 45, f64::from(v.abs()));
+    let (exact_mantissa, exact_exp) = exact.split_once('e').unwrap_or((&exact, "0"));
+    let exact_digits: Vec<u8> = exact_mantissa.bytes().filter(u8::is_ascii_digit).collect();
+    if exact_exp.parse::<i32>().ok() == Some(exp)
+        && exact_digits.len() > n
+        && exact_digits[n] == b'5'
+        && exact_digits[n + 1..].iter().all(|&d| d == b'0')
+        && (exact_digits[n - 1] - b'0') % 2 == 0
+    {
+        digits.copy_from_slice(&exact_digits[..n]);
     }
 }
 
@@ -806,6 +825,30 @@ mod tests {
         for x in [-0.1f32, -5.302_619, -0.006_887_945, -1e-5, -37.25, -1e-9] {
             assert_eq!(format_f32_shortest(x).parse::<f32>().unwrap(), x);
         }
+    }
+
+    #[test]
+    fn the_tie_prefilter_misses_no_tie() {
+        // every f32 in [-128, 0) whose low mantissa bits make a tie possible, plus a sweep of all
+        // exponents: where the exact test changes the digits, the float test must have fired
+        let mut changed = 0;
+        let bits = (0u32..1 << 20)
+            .map(|i| 0xC000_0000 | (i << 3))
+            .chain((0u32..1 << 16).map(|i| 0xB000_0000 | (i * 12_345)));
+        for b in bits {
+            let v = f32::from_bits(b);
+            let sci = format!("{:e}", v.abs());
+            let (mantissa, exp) = sci.split_once('e').unwrap();
+            let exp: i32 = exp.parse().unwrap();
+            let digits: Vec<u8> = mantissa.bytes().filter(u8::is_ascii_digit).collect();
+            let mut even = digits.clone();
+            round_tie_to_even(v, &mut even, exp);
+            if even != digits {
+                changed += 1;
+                assert!(is_near_tie(v, &digits, exp), "missed the tie at {v:e}");
+            }
+        }
+        assert!(changed > 0, "the sweep should meet some ties");
     }
 
     #[test]

@@ -880,7 +880,7 @@ fn check_slots(
 mod tests {
     use super::*;
     use crate::corpus::Corpus;
-    use crate::estimate::{fit, Smoothing};
+    use crate::estimate::{fit, Pruning, Smoothing};
 
     const TEXT: &str = "a b c a b\nb c d a\na a b c d e\nc d e f\nb c a d\n";
 
@@ -889,7 +889,7 @@ mod tests {
         c.push_whitespace_text(TEXT, crate::corpus::SentenceMode::Lines)
             .unwrap();
         c.finish();
-        fit(&c, order, bos_eos, smoothing).unwrap()
+        fit(&c, order, bos_eos, smoothing, &Pruning::none()).unwrap()
     }
 
     fn dir() -> PathBuf {

@@ -1,12 +1,13 @@
 //! A tokenized corpus: documents of sentences of interned tokens, stored flat.
 //!
 //! Tokens are kept unpadded; `<s>`/`</s>` are added by whoever consumes the corpus (see
-//! [`crate::stream`]). Empty sentences are dropped on the way in: they hold no token to count or
-//! score. The literal tokens `<s>` and `</s>` are refused (they are markers, not words); a literal
+//! [`crate::stream`]). Empty sentences are dropped on the way in (they hold no token to count or
+//! score), except by [`Corpus::push_kenlm_text`]: KenLM reads a blank line as the sentence
+//! `<s> </s>`, which has a `</s>` to count and score. The literal tokens `<s>` and `</s>` are refused (they are markers, not words); a literal
 //! `<unk>` is taken as the unknown word, as KenLM does.
 
 use crate::error::{Error, Result};
-use crate::vocab::{Vocab, BOS, EOS};
+use crate::vocab::{Vocab, BOS, EOS, RESERVED, UNK};
 
 /// How a whitespace-tokenized text is cut into sentences.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,6 +45,20 @@ fn is_python_whitespace(c: char) -> bool {
     c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
 }
 
+/// KenLM's token separators: the ASCII whitespace of `util/spaces.cc` (`kSpaces`, used by
+/// `query`): space, `\t`, `\n`, `\v`, `\f`, `\r`. No other byte, and no Unicode space (U+00A0,
+/// U+3000 ...), separates tokens.
+pub fn is_kenlm_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
+}
+
+/// The tokens of `text` split as KenLM splits them (see [`is_kenlm_space`]). Every separator is
+/// one ASCII byte, so the pieces of a `&str` are `&str`s.
+pub fn kenlm_tokens(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| c.is_ascii() && is_kenlm_space(c as u8))
+        .filter(|t| !t.is_empty())
+}
+
 /// Documents of sentences of token ids, with the vocabulary that interns them.
 #[derive(Debug, Clone)]
 pub struct Corpus {
@@ -74,6 +89,15 @@ impl Corpus {
 
     /// Appends one sentence to the current document; an empty one is dropped.
     pub fn push_sentence<'a>(&mut self, tokens: impl IntoIterator<Item = &'a str>) -> Result<()> {
+        self.push_sentence_with(tokens, false)
+    }
+
+    /// Appends one sentence; an empty one is kept when `keep_empty` (KenLM's blank line).
+    fn push_sentence_with<'a>(
+        &mut self,
+        tokens: impl IntoIterator<Item = &'a str>,
+        keep_empty: bool,
+    ) -> Result<()> {
         let start = self.ids.len();
         for token in tokens {
             let id = self.vocab.intern(token);
@@ -87,10 +111,84 @@ impl Corpus {
             }
             self.ids.push(id);
         }
-        if self.ids.len() > start {
+        if keep_empty || self.ids.len() > start {
             self.sentence_offsets.push(self.ids.len());
         }
         Ok(())
+    }
+
+    /// Appends the sentences of `text` read exactly as KenLM's `lmplz` and `query` read them: one
+    /// sentence per line (lines end at `\n` only), tokens separated by ASCII whitespace
+    /// ([`is_kenlm_space`]), and a blank line (nothing but separators) is an empty sentence,
+    /// which a model pads to `<s> </s>`. The `\n` that ends the text does not start another
+    /// sentence; a last line without `\n` is a sentence when it holds a token.
+    pub fn push_kenlm_text(&mut self, text: &str) -> Result<()> {
+        if text.is_empty() {
+            return Ok(());
+        }
+        let body = text.strip_suffix('\n').unwrap_or(text);
+        let mut lines = body.split('\n').peekable();
+        while let Some(line) = lines.next() {
+            let last_unterminated = lines.peek().is_none() && !text.ends_with('\n');
+            let mut tokens = kenlm_tokens(line).peekable();
+            if last_unterminated && tokens.peek().is_none() {
+                break; // trailing blanks with no newline: KenLM reads no sentence there
+            }
+            self.push_sentence_with(tokens, true)?;
+        }
+        Ok(())
+    }
+
+    /// Occurrences of each id of the vocabulary in the tokens (sentence markers excluded).
+    pub fn id_counts(&self) -> Vec<u64> {
+        let mut counts = vec![0u64; self.vocab.len()];
+        for &id in &self.ids {
+            counts[id as usize] += 1;
+        }
+        counts
+    }
+
+    /// A copy whose tokens that `keep` refuses (given the id and the spelling) are `<unk>`.
+    ///
+    /// The copy's vocabulary holds the reserved tokens and the kept words only, in their
+    /// original order, so a model fitted on it knows nothing of the replaced words (they are
+    /// not in |V|). Sentence and document boundaries are unchanged.
+    pub fn map_to_unk(&self, mut keep: impl FnMut(u32, &str) -> bool) -> Corpus {
+        let mut vocab = Vocab::new();
+        let old_to_new: Vec<u32> = self
+            .vocab
+            .words()
+            .enumerate()
+            .map(|(id, word)| {
+                let id = id as u32;
+                if id < RESERVED.len() as u32 {
+                    id
+                } else if keep(id, word) {
+                    vocab.intern(word)
+                } else {
+                    UNK
+                }
+            })
+            .collect();
+        Corpus {
+            vocab,
+            ids: self.ids.iter().map(|&i| old_to_new[i as usize]).collect(),
+            sentence_offsets: self.sentence_offsets.clone(),
+            document_offsets: self.document_offsets.clone(),
+        }
+    }
+
+    /// A copy in which the words seen fewer than `min_count` times, and, when `allowed` is given,
+    /// the words it does not hold, are `<unk>` (see [`Corpus::map_to_unk`]).
+    pub fn limit_vocab(
+        &self,
+        min_count: u64,
+        allowed: Option<&hashbrown::HashSet<&str>>,
+    ) -> Corpus {
+        let counts = self.id_counts();
+        self.map_to_unk(|id, word| {
+            counts[id as usize] >= min_count && allowed.is_none_or(|a| a.contains(word))
+        })
     }
 
     /// Splits `text` on whitespace (Python's `str.split()` rules) and appends its sentences.
@@ -214,6 +312,56 @@ mod tests {
         assert!(err.to_string().contains("</s>"));
         assert_eq!(c.num_tokens(), 0);
         assert_eq!(c.num_sentences(), 0);
+    }
+
+    #[test]
+    fn kenlm_lines_keep_blank_lines_and_split_on_ascii_whitespace_only() {
+        let mut c = Corpus::new();
+        c.push_kenlm_text("a\u{a0}b c\r\n\n \t\r\nd\x0be\x0cf\u{3000}g\n\nh")
+            .unwrap();
+        let got: Vec<Vec<&str>> = (0..c.num_sentences()).map(|i| words(&c, i)).collect();
+        assert_eq!(
+            got,
+            vec![
+                vec!["a\u{a0}b", "c"],
+                vec![],
+                vec![],
+                vec!["d", "e", "f\u{3000}g"],
+                vec![],
+                vec!["h"],
+            ]
+        );
+        let count = |t: &str| {
+            let mut c = Corpus::new();
+            c.push_kenlm_text(t).unwrap();
+            c.num_sentences()
+        };
+        assert_eq!(count(""), 0);
+        assert_eq!(count("\n"), 1);
+        assert_eq!(count("\n\n"), 2);
+        assert_eq!(count("a\n"), 1);
+        assert_eq!(count("a"), 1);
+        assert_eq!(count("a\n  "), 1);
+        assert_eq!(count("a\n\x00"), 2); // NUL is a token byte for query
+    }
+
+    #[test]
+    fn limit_vocab_maps_rare_and_unlisted_words_to_unk() {
+        let mut c = Corpus::new();
+        c.push_sentence(["a", "b", "a", "c"]).unwrap();
+        c.end_document();
+        c.push_sentence(["c", "d", "a"]).unwrap();
+        c.finish();
+        let r = c.limit_vocab(2, None);
+        let got: Vec<&str> = r.ids().iter().map(|&i| r.vocab().word(i)).collect();
+        assert_eq!(got, ["a", "<unk>", "a", "c", "c", "<unk>", "a"]);
+        assert_eq!(r.vocab().len(), 5);
+        assert_eq!(r.document_offsets(), c.document_offsets());
+        let allowed: hashbrown::HashSet<&str> = ["c", "d", "zzz"].into_iter().collect();
+        let r = c.limit_vocab(1, Some(&allowed));
+        let got: Vec<&str> = r.ids().iter().map(|&i| r.vocab().word(i)).collect();
+        assert_eq!(got, ["<unk>", "<unk>", "<unk>", "c", "c", "d", "<unk>"]);
+        assert_eq!(r.vocab().words().skip(3).collect::<Vec<_>>(), ["c", "d"]);
     }
 
     #[test]

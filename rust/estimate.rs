@@ -19,6 +19,13 @@
 //!
 //! In backoff form, alpha + gamma p(w|h') is stored for every counted (h, w) and ln gamma(h) for
 //! every context, which is exact: for an uncounted w, alpha is 0.
+//!
+//! **Pruning** ([`Pruning`], lmplz's `--prune`): an n-gram of order m >= 2 whose raw count is at
+//! most the order's threshold is left out of the model and its alpha moves into its context's
+//! gamma, so every distribution still sums to 1. As in lmplz, pruned n-grams still count in the
+//! context totals c(h.), in Kneser-Ney's adjusted counts and in the count-of-counts behind the
+//! discounts, but not in N1/N2/N3+(h.); with non-decreasing thresholds every prefix and suffix
+//! of a kept n-gram is kept.
 
 use rayon::prelude::*;
 
@@ -117,18 +124,89 @@ impl Smoothing {
     }
 }
 
+/// Count thresholds per order below which n-grams are pruned (lmplz's `--prune`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Pruning {
+    /// Threshold of order m at index m-1 (0: keep every n-gram); empty when nothing is pruned.
+    thresholds: Vec<u64>,
+}
+
+impl Pruning {
+    /// No pruning.
+    pub fn none() -> Self {
+        Pruning::default()
+    }
+
+    /// Thresholds as lmplz reads `--prune`: one per order from unigrams up, the last one
+    /// repeated for the remaining orders of `order`; they must not decrease (otherwise a kept
+    /// n-gram could lose its prefix or suffix), and unigrams are never pruned (threshold 0).
+    pub fn new(thresholds: &[u64], order: usize) -> Result<Self> {
+        if thresholds.len() > order {
+            return Err(Error::invalid(format!(
+                "prune: {} thresholds given for a model of order {order} (one per order, \
+                 unigrams first)",
+                thresholds.len()
+            )));
+        }
+        if let Some(&t) = thresholds.first().filter(|&&t| t != 0) {
+            return Err(Error::invalid(format!(
+                "prune: the unigram threshold must be 0, got {t} (to drop rare words, map them to \
+                 <unk> with min_count instead)"
+            )));
+        }
+        if let Some(w) = thresholds.windows(2).find(|w| w[1] < w[0]) {
+            return Err(Error::invalid(format!(
+                "prune: thresholds must not decrease from one order to the next, got {} after {} \
+                 (a kept n-gram would lose its prefix or suffix)",
+                w[1], w[0]
+            )));
+        }
+        if thresholds.iter().all(|&t| t == 0) {
+            return Ok(Pruning::none());
+        }
+        let mut thresholds = thresholds.to_vec();
+        let last = *thresholds.last().unwrap_or(&0);
+        thresholds.resize(order, last);
+        Ok(Pruning { thresholds })
+    }
+
+    /// Whether any n-gram can be pruned.
+    pub fn is_active(&self) -> bool {
+        !self.thresholds.is_empty()
+    }
+
+    /// Whether an n-gram of order `m` seen `raw_count` times is pruned.
+    #[inline]
+    pub fn prunes(&self, m: usize, raw_count: u64) -> bool {
+        m >= 2 && self.thresholds.get(m - 1).is_some_and(|&t| raw_count <= t)
+    }
+
+    /// The thresholds per order (empty when nothing is pruned).
+    pub fn thresholds(&self) -> &[u64] {
+        &self.thresholds
+    }
+}
+
 /// Count statistics of the continuations of one context.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct ContextStats {
+    /// Sum of the counts of every continuation, pruned ones included.
     total: u64,
     n1: u32,
     n2: u32,
     n3p: u32,
+    /// Sum of the counts of the pruned continuations (their mass goes to gamma).
+    pruned: u64,
 }
 
 impl ContextStats {
-    pub(crate) fn add(&mut self, c: u32) {
+    /// Adds a continuation seen `c` (effective) times; `pruned` ones only count in the totals.
+    pub(crate) fn add(&mut self, c: u32, pruned: bool) {
         self.total += u64::from(c);
+        if pruned {
+            self.pruned += u64::from(c);
+            return;
+        }
         match c {
             0 => {}
             1 => self.n1 += 1,
@@ -195,8 +273,10 @@ pub fn estimate(
     vocab: Vocab,
     bos_eos: bool,
     smoothing: Smoothing,
+    pruning: &Pruning,
 ) -> Result<Model> {
     smoothing.validate()?;
+    check_pruning(&smoothing, pruning)?;
     if counts.num_predicted == 0 {
         return Err(Error::EmptyCorpus(
             "cannot fit a model on a corpus with no token".into(),
@@ -216,6 +296,9 @@ pub fn estimate(
     let used = |level: &Level, slot: usize| -> Option<u64> {
         let key = level.key(slot)?;
         (level.m > 1 || predictable(slot)).then_some(key)
+    };
+    let pruned = |m: usize, slot: usize| -> bool {
+        pruning.is_active() && m >= 2 && pruning.prunes(m, counts.higher[m - 2].count(slot).into())
     };
 
     // the counts each order is estimated from: raw, or Kneser-Ney's adjusted counts
@@ -244,7 +327,7 @@ pub fn estimate(
             let mut st = vec![ContextStats::default(); level.num_contexts(below)];
             for (slot, &c) in effective[m - 1].iter().enumerate() {
                 if let Some(key) = used(level, slot) {
-                    st[level.context(key)].add(c);
+                    st[level.context(key)].add(c, pruned(m, slot));
                 }
             }
             st
@@ -325,7 +408,7 @@ pub fn estimate(
         let level = &levels[m - 1];
         let p = &prob[m - 1];
         let table = ProbingTable::from_slots(level.capacity(), |slot| {
-            let key = level.key(slot)?;
+            let key = level.key(slot).filter(|_| !pruned(m, slot))?;
             let weight = weight.as_ref().map_or(0.0, |w| w[slot]);
             Some((
                 key,
@@ -379,29 +462,41 @@ pub(crate) fn interpolation_terms(
     match *smoothing {
         Smoothing::WittenBell => {
             let n = f64::from(s.distinct());
-            (c, n, total + n)
+            (c, n + s.pruned as f64, total + n)
         }
-        Smoothing::AbsoluteDiscounting { discount } | Smoothing::KneserNey { discount } => (
-            (c - discount).max(0.0),
-            discount * f64::from(s.distinct()),
+        Smoothing::AbsoluteDiscounting { .. }
+        | Smoothing::KneserNey { .. }
+        | Smoothing::ModifiedKneserNey { .. } => (
+            c - count_discount(smoothing, count, d),
+            gamma_numerator(smoothing, s, d),
             total,
         ),
-        Smoothing::ModifiedKneserNey { .. } => {
-            let dc = match count {
-                0 => 0.0,
-                1 => d[0],
-                2 => d[1],
-                _ => d[2],
-            };
-            (c - dc, gamma_numerator(s, d), total)
-        }
         // not interpolated: the count's relative frequency
         _ => (c, 0.0, total),
     }
 }
 
-fn gamma_numerator(s: &ContextStats, d: &[f64; 3]) -> f64 {
-    d[0] * f64::from(s.n1) + d[1] * f64::from(s.n2) + d[2] * f64::from(s.n3p)
+/// The discount taken from a count by a discounting estimator (never more than the count).
+fn count_discount(smoothing: &Smoothing, count: u32, d: &[f64; 3]) -> f64 {
+    match (*smoothing, count) {
+        (_, 0) => 0.0,
+        (Smoothing::ModifiedKneserNey { .. }, 1) => d[0],
+        (Smoothing::ModifiedKneserNey { .. }, 2) => d[1],
+        (Smoothing::ModifiedKneserNey { .. }, _) => d[2],
+        (_, c) => d[0].min(f64::from(c)),
+    }
+}
+
+/// The mass a discounting estimator gives to the lower order, times c(h.): the discounts of the
+/// kept continuations plus the counts of the pruned ones.
+fn gamma_numerator(smoothing: &Smoothing, s: &ContextStats, d: &[f64; 3]) -> f64 {
+    let discounted = match smoothing {
+        Smoothing::ModifiedKneserNey { .. } => {
+            d[0] * f64::from(s.n1) + d[1] * f64::from(s.n2) + d[2] * f64::from(s.n3p)
+        }
+        _ => d[0] * f64::from(s.distinct()),
+    };
+    discounted + s.pruned as f64
 }
 
 /// The (linear) weight of a context: gamma for the interpolated family, the flat probability of
@@ -420,12 +515,11 @@ pub(crate) fn context_weight(
         _ if s.total == 0 => 1.0,
         Smoothing::WittenBell => {
             let n = f64::from(s.distinct());
-            n / (total + n)
+            (n + s.pruned as f64) / (total + n)
         }
-        Smoothing::AbsoluteDiscounting { discount } | Smoothing::KneserNey { discount } => {
-            discount * f64::from(s.distinct()) / total
-        }
-        Smoothing::ModifiedKneserNey { .. } => gamma_numerator(s, d) / total,
+        Smoothing::AbsoluteDiscounting { .. }
+        | Smoothing::KneserNey { .. }
+        | Smoothing::ModifiedKneserNey { .. } => gamma_numerator(smoothing, s, d) / total,
     }
 }
 
@@ -535,16 +629,52 @@ pub fn modified_kn_discounts(order: usize, n: [u64; 5], fallback: bool) -> Resul
     )))
 }
 
-/// Counts `corpus` up to `order` and estimates a model with `smoothing`.
+/// Refuses pruning for the estimators whose mass cannot move to the lower order.
+pub fn check_pruning(smoothing: &Smoothing, pruning: &Pruning) -> Result<()> {
+    if pruning.is_active() && !smoothing.is_interpolated() {
+        return Err(Error::invalid(format!(
+            "prune: {} cannot prune n-grams (their probability mass must move to the lower \
+             order); use modified_kneser_ney, kneser_ney, witten_bell or absolute_discounting",
+            smoothing.name()
+        )));
+    }
+    Ok(())
+}
+
+/// Counts `corpus` up to `order` and estimates a model with `smoothing`, leaving out the n-grams
+/// that `pruning` prunes.
 pub fn fit(
     corpus: &crate::corpus::Corpus,
     order: usize,
     bos_eos: bool,
     smoothing: Smoothing,
+    pruning: &Pruning,
 ) -> Result<Model> {
     smoothing.validate()?;
+    check_pruning(&smoothing, pruning)?;
     let stream = crate::stream::PaddedStream::new(corpus, bos_eos, None);
     let counts = crate::counts::count_ngrams(&stream, order, corpus.vocab().len())?;
     drop(stream);
-    estimate(counts, corpus.vocab().clone(), bos_eos, smoothing)
+    estimate(counts, corpus.vocab().clone(), bos_eos, smoothing, pruning)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pruning_reads_thresholds_as_lmplz_does() {
+        let p = Pruning::new(&[0, 1], 4).unwrap();
+        assert_eq!(p.thresholds(), &[0, 1, 1, 1]);
+        assert!(!p.prunes(1, 0));
+        assert!(p.prunes(2, 1) && !p.prunes(2, 2) && p.prunes(4, 1));
+        assert!(!Pruning::new(&[0, 0, 0], 3).unwrap().is_active());
+        assert!(!Pruning::new(&[], 3).unwrap().is_active());
+        for bad in [&[1u64][..], &[0, 2, 1], &[0, 1, 1, 1]] {
+            assert!(matches!(
+                Pruning::new(bad, 3),
+                Err(Error::InvalidArgument(_))
+            ));
+        }
+    }
 }

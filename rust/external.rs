@@ -20,6 +20,9 @@
 //! 4. **Write** each order's section in prefix order, joining every n-gram with its weight as a
 //!    context (from step 3 of order m+1).
 //!
+//! Pruning ([`Pruning`]) marks n-grams in step 2 (the high bit of the effective count): step 3
+//! counts them in their context's statistics, then drops them.
+//!
 //! Unigram arrays (one entry per word type) stay in memory. The corpus is read from memory as it
 //! is for in-memory estimation (4 bytes per token).
 
@@ -30,7 +33,8 @@ use crate::compressed::Output;
 use crate::corpus::Corpus;
 use crate::error::{Error, Result};
 use crate::estimate::{
-    context_weight, interpolation_terms, order_discounts, ContextStats, Smoothing,
+    check_pruning, context_weight, interpolation_terms, order_discounts, ContextStats, Pruning,
+    Smoothing,
 };
 use crate::spill::{KeyOrder, Layout, RecordReader, RecordStream, RecordWriter, Sorter, WorkDir};
 use crate::stream::PaddedStream;
@@ -38,6 +42,9 @@ use crate::vocab::{Vocab, BOS};
 
 /// Fills the left of a highest-order record whose n-gram is shorter (at a sentence start).
 const PAD: u32 = u32::MAX;
+
+/// Marks the effective count of a pruned n-gram (counts stay below 2^31).
+const PRUNED: u32 = 1 << 31;
 
 /// Smallest budget accepted, in bytes.
 pub const MIN_MEMORY: usize = 16 << 20;
@@ -77,10 +84,12 @@ pub fn estimate_to_arpa(
     corpus: &Corpus,
     order: usize,
     smoothing: Smoothing,
+    pruning: &Pruning,
     budget: &Budget,
     path: &Path,
 ) -> Result<Summary> {
     smoothing.validate()?;
+    check_pruning(&smoothing, pruning)?;
     if !smoothing.is_interpolated() {
         return Err(Error::invalid(format!(
             "estimation within a memory budget writes ARPA, which needs an interpolated \
@@ -107,7 +116,7 @@ pub fn estimate_to_arpa(
             "cannot fit a model on a corpus with no token".into(),
         ));
     }
-    estimate_unchecked(corpus, order, smoothing, budget, path)
+    estimate_unchecked(corpus, order, smoothing, pruning, budget, path)
 }
 
 /// [`estimate_to_arpa`] without the argument checks (tests use tiny budgets to force many runs).
@@ -115,13 +124,21 @@ fn estimate_unchecked(
     corpus: &Corpus,
     order: usize,
     smoothing: Smoothing,
+    pruning: &Pruning,
     budget: &Budget,
     path: &Path,
 ) -> Result<Summary> {
     let dir = WorkDir::new(&budget.temp_dir)?;
     let vocab = corpus.vocab();
     let counts = count_highest(corpus, order, budget.memory, &dir)?;
-    let adjusted = adjust(counts, order, vocab.len(), &smoothing, budget.memory, &dir)?;
+    let adjusted = adjust(
+        counts,
+        order,
+        vocab.len(),
+        (&smoothing, pruning),
+        budget.memory,
+        &dir,
+    )?;
     let mut out = ArpaOut::create(path, &adjusted.ngram_counts)?;
     let counts = out.counts.clone();
     let written = interpolate_and_write(
@@ -179,11 +196,13 @@ fn count_highest(
 struct Adjusted {
     /// Effective (adjusted or raw) count of each unigram, by word id.
     unigrams: Vec<u32>,
-    /// Orders 2..=N (at index m-2): n-grams with their effective count, sorted in prefix order.
+    /// Orders 2..=N (at index m-2): n-grams with their effective count (with [`PRUNED`] set for
+    /// the pruned ones), sorted in prefix order.
     higher: Vec<RecordStream>,
     /// Count-of-counts n[1..=4] of each order's effective counts (index m-1).
     count_of_counts: Vec<[u64; 5]>,
-    /// N-grams per order as the ARPA header states them (every vocabulary word for unigrams).
+    /// N-grams kept per order, as the ARPA header states them (every vocabulary word for
+    /// unigrams).
     ngram_counts: Vec<u64>,
 }
 
@@ -192,7 +211,7 @@ fn adjust(
     mut counts: RecordStream,
     order: usize,
     vocab_len: usize,
-    smoothing: &Smoothing,
+    (smoothing, pruning): (&Smoothing, &Pruning),
     memory: usize,
     dir: &WorkDir,
 ) -> Result<Adjusted> {
@@ -224,9 +243,13 @@ fn adjust(
 
     let mut finish = |r: &[u32], m: usize, raw: u64, extensions: u32| -> Result<()> {
         let gram = &r[n - m..n];
-        let raw = u32::try_from(raw).map_err(|_| {
-            Error::Overflow("an n-gram count exceeds 2^32 - 1 occurrences".to_string())
-        })?;
+        let pruned = pruning.prunes(m, raw);
+        let raw = u32::try_from(raw)
+            .ok()
+            .filter(|&r| r < PRUNED)
+            .ok_or_else(|| {
+                Error::Overflow("an n-gram count exceeds 2^31 - 1 occurrences".to_string())
+            })?;
         let effective = if adjusted && m < n && gram[0] != BOS {
             extensions
         } else {
@@ -239,10 +262,16 @@ fn adjust(
         if (1..=4).contains(&effective) {
             count_of_counts[m - 1][effective as usize] += 1;
         }
-        ngram_counts[m - 1] += 1;
+        if !pruned {
+            ngram_counts[m - 1] += 1;
+        }
         row.clear();
         row.extend_from_slice(gram);
-        row.push(effective);
+        row.push(if pruned {
+            effective | PRUNED
+        } else {
+            effective
+        });
         sorters[m - 2].push(&row)
     };
 
@@ -329,7 +358,7 @@ fn interpolate_and_write(
     let mut stats = ContextStats::default();
     for (w, &c) in unigrams.iter().enumerate() {
         if predictable(w) {
-            stats.add(c);
+            stats.add(c, false);
             if (1..=4).contains(&c) {
                 count_of_counts[0][c as usize] += 1;
             }
@@ -429,7 +458,7 @@ impl ContextPass<'_> {
         let mut flush = |group: &mut Vec<u32>| -> Result<()> {
             let mut stats = ContextStats::default();
             for r in group.chunks_exact(m + 1) {
-                stats.add(r[m]);
+                stats.add(r[m] & !PRUNED, r[m] & PRUNED != 0);
             }
             let gamma = context_weight(self.smoothing, &stats, self.discounts, self.vocab_size);
             let context = &group[..m - 1];
@@ -442,7 +471,7 @@ impl ContextPass<'_> {
                     w.push(&row)?;
                 }
             }
-            for r in group.chunks_exact(m + 1) {
+            for r in group.chunks_exact(m + 1).filter(|r| r[m] & PRUNED == 0) {
                 let (a, b, c) = interpolation_terms(self.smoothing, r[m], &stats, self.discounts);
                 row.clear();
                 row.extend_from_slice(&r[..m]);
@@ -536,6 +565,11 @@ fn missing_suffix(suffix: &[u32]) -> Error {
     ))
 }
 
+/// Appends a linear probability or weight as ARPA prints it (log10, as KenLM formats floats).
+fn push_log10(text: &mut Vec<u8>, linear: f64) {
+    text.extend_from_slice(format_log10(linear.ln()).as_bytes());
+}
+
 /// The ARPA file being written, section by section.
 struct ArpaOut {
     out: std::io::BufWriter<Output>,
@@ -576,24 +610,19 @@ impl ArpaOut {
         result.map_err(|e| self.io(e))
     }
 
-    fn push_log10(&mut self, linear: f64) {
-        self.line
-            .extend_from_slice(format_log10(linear.ln()).as_bytes());
-    }
-
     fn unigrams(&mut self, vocab: &Vocab, unigrams: &Unigrams) -> Result<()> {
         self.line.extend_from_slice(b"\n\\1-grams:\n");
         for id in 0..vocab.len() {
             if id == BOS as usize {
                 self.line.push(b'0');
             } else {
-                self.push_log10(unigrams.prob[id]);
+                push_log10(&mut self.line, unigrams.prob[id]);
             }
             self.line.push(b'\t');
             self.line
                 .extend_from_slice(vocab.word(id as u32).as_bytes());
             self.line.push(b'\t');
-            self.push_log10(unigrams.weight[id]);
+            push_log10(&mut self.line, unigrams.weight[id]);
             self.line.push(b'\n');
             self.flush_line()?;
         }
@@ -610,34 +639,73 @@ impl ArpaOut {
         mut weights: Option<RecordReader>,
         vocab: &Vocab,
     ) -> Result<()> {
+        use rayon::prelude::*;
+        use std::io::Write;
+        /// Lines formatted together (on all cores), then written in order.
+        const BATCH: usize = 1 << 16;
         self.line
             .extend_from_slice(format!("\n\\{m}-grams:\n").as_bytes());
+        self.flush_line()?;
+        let has_weights = weights.is_some();
+        // [gram, p, gamma] rows
+        let width = m + 4;
+        let mut batch: Vec<u32> = Vec::with_capacity(BATCH * width);
         let mut weight: Vec<u32> = vec![PAD; m + 2];
         let mut have_weight = false;
-        while let Some(r) = probs.next_record()? {
-            self.push_log10(words_f64(&r[m..]));
-            for (i, &w) in r[..m].iter().enumerate() {
-                self.line.push(if i == 0 { b'\t' } else { b' ' });
-                self.line.extend_from_slice(vocab.word(w).as_bytes());
-            }
-            if let Some(reader) = weights.as_mut() {
-                // both in prefix order: the next weight is this n-gram's or a later one's
-                if !have_weight {
-                    have_weight = reader.read_into(&mut weight)?;
-                }
-                let gamma = if have_weight && weight[..m] == r[..m] {
-                    have_weight = false;
-                    words_f64(&weight[m..])
-                } else {
-                    1.0
+        loop {
+            let record = probs.next_record()?;
+            if let Some(r) = record {
+                let gamma = match weights.as_mut() {
+                    None => 1.0,
+                    Some(reader) => {
+                        // both in prefix order: the next weight is this n-gram's, a later
+                        // one's, or a pruned context's (skipped)
+                        while !have_weight || weight[..m] < r[..m] {
+                            have_weight = reader.read_into(&mut weight)?;
+                            if !have_weight {
+                                break;
+                            }
+                        }
+                        if have_weight && weight[..m] == r[..m] {
+                            have_weight = false;
+                            words_f64(&weight[m..])
+                        } else {
+                            1.0
+                        }
+                    }
                 };
-                self.line.push(b'\t');
-                self.push_log10(gamma);
+                batch.extend_from_slice(r);
+                batch.extend_from_slice(&f64_words(gamma));
             }
-            self.line.push(b'\n');
-            self.flush_line()?;
+            if batch.len() == BATCH * width || (record.is_none() && !batch.is_empty()) {
+                let texts: Vec<Vec<u8>> = batch
+                    .par_chunks(width * 4096)
+                    .map(|rows| {
+                        let mut text = Vec::with_capacity(rows.len() / width * 48);
+                        for row in rows.chunks_exact(width) {
+                            push_log10(&mut text, words_f64(&row[m..]));
+                            for (i, &w) in row[..m].iter().enumerate() {
+                                text.push(if i == 0 { b'\t' } else { b' ' });
+                                text.extend_from_slice(vocab.word(w).as_bytes());
+                            }
+                            if has_weights {
+                                text.push(b'\t');
+                                push_log10(&mut text, words_f64(&row[m + 2..]));
+                            }
+                            text.push(b'\n');
+                        }
+                        text
+                    })
+                    .collect();
+                for text in texts {
+                    self.out.write_all(&text).map_err(|e| self.io(e))?;
+                }
+                batch.clear();
+            }
+            if record.is_none() {
+                return Ok(());
+            }
         }
-        Ok(())
     }
 
     fn finish(mut self) -> Result<()> {
@@ -671,8 +739,13 @@ mod tests {
         c
     }
 
-    fn in_memory_arpa(c: &Corpus, order: usize, smoothing: Smoothing) -> Vec<u8> {
-        let model = crate::estimate::fit(c, order, true, smoothing).unwrap();
+    fn in_memory_arpa(
+        c: &Corpus,
+        order: usize,
+        smoothing: Smoothing,
+        pruning: &Pruning,
+    ) -> Vec<u8> {
+        let model = crate::estimate::fit(c, order, true, smoothing, pruning).unwrap();
         let mut out = Vec::new();
         crate::arpa::write_arpa_to(&model, &mut out).unwrap();
         out
@@ -690,20 +763,28 @@ mod tests {
             Smoothing::WittenBell,
             Smoothing::AbsoluteDiscounting { discount: 0.5 },
         ] {
-            for order in [2, 3, 5] {
+            for (order, prune) in [
+                (2, &[][..]),
+                (3, &[]),
+                (5, &[]),
+                (3, &[0, 1]),
+                (5, &[0, 0, 1, 2]),
+            ] {
+                let pruning = Pruning::new(prune, order).unwrap();
                 let path = dir.file("model.arpa");
                 // the smallest runs (4096 records): every sort spills and merges several
                 let budget = Budget {
                     memory: 0,
                     temp_dir: std::env::temp_dir(),
                 };
-                let summary = estimate_unchecked(&c, order, smoothing, &budget, &path).unwrap();
+                let summary =
+                    estimate_unchecked(&c, order, smoothing, &pruning, &budget, &path).unwrap();
                 let written = std::fs::read(&path).unwrap();
-                let expected = in_memory_arpa(&c, order, smoothing);
+                let expected = in_memory_arpa(&c, order, smoothing, &pruning);
                 assert_eq!(
                     String::from_utf8_lossy(&written),
                     String::from_utf8_lossy(&expected),
-                    "{smoothing:?} order {order}"
+                    "{smoothing:?} order {order} prune {prune:?}"
                 );
                 assert_eq!(summary.ngram_counts.len(), order);
                 assert!(summary.runs > 2 * order, "{summary:?}");
@@ -728,7 +809,8 @@ mod tests {
                 memory: if small { 1 << 20 } else { budget.memory },
                 ..budget.clone()
             };
-            let err = estimate_to_arpa(&c, order, smoothing, &b, &out).unwrap_err();
+            let err =
+                estimate_to_arpa(&c, order, smoothing, &Pruning::none(), &b, &out).unwrap_err();
             assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
         }
         assert!(!out.exists());

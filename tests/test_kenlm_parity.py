@@ -7,9 +7,11 @@ same text goes through ``Corpus.from_file(..., tokenizer="whitespace", sentences
 from __future__ import annotations
 
 import gzip
+import lzma
 import math
 import random
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -39,9 +41,11 @@ MODELS = [("machado-small", 5), ("machado", 3)]
 
 
 def read_arpa(path):
-    """{order: {ngram tuple: (log10 prob, log10 backoff or None)}} and the header counts."""
+    """{order: {ngram tuple: (log10 prob, log10 backoff or None)}} and the header counts, from
+    a plain, .gz or .xz file (read here, independently of fastppl's reader)."""
     header, grams, order = {}, {}, 0
-    with gzip.open(path, "rt", encoding="utf-8") as f:
+    opener = {".gz": gzip.open, ".xz": lzma.open}.get(Path(path).suffix, open)
+    with opener(path, "rt", encoding="utf-8") as f:
         for line in f:
             line = line.rstrip("\n")
             if not line or line == "\\data\\" or line == "\\end\\":

@@ -151,3 +151,15 @@ def test_cli_memory_option(shared_dir, tmp_path, capsys):
     assert out.read_bytes() == expected.read_bytes()
     assert cli_main([*args, "--memory", "lots"]) == 1
     assert "memory must look like" in capsys.readouterr().err
+
+
+def test_vocabulary_limits_as_in_fit(tmp_path):
+    corpus = Corpus.from_sentences([["a", "b", "c", "a"], ["b", "c", "d"], ["a", "c", "b", "a"]])
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("a b\n")
+    for limits in [{"min_count": 2}, {"vocab_file": vocab}]:
+        out, expected = tmp_path / "m.arpa", tmp_path / "e.arpa"
+        train_arpa(corpus, out, order=3, smoothing="witten_bell", **limits)
+        NGramModel.fit(corpus, order=3, smoothing="witten_bell", **limits).to_arpa(expected)
+        assert out.read_bytes() == expected.read_bytes()
+        assert "\t<unk>" in out.read_text()

@@ -8,8 +8,10 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "BINARY_MAGIC",
     "MAX_ORDER",
     "MIN_MEMORY",
+    "SMOOTHINGS",
     "Corpus",
     "NGramModel",
     "__version__",
@@ -21,12 +23,18 @@ __all__ = [
 __version__: str
 MAX_ORDER: int
 MIN_MEMORY: int
+BINARY_MAGIC: bytes
+SMOOTHINGS: list[str]
 
 @final
 class Corpus:
     def __new__(cls) -> Corpus: ...
     def add_sentences(self, sentences: Iterable[Iterable[str]]) -> None: ...
     def add_whitespace_text(self, text: str, mode: str) -> None: ...
+    def add_kenlm_text(self, text: str) -> None: ...
+    def limit_vocab(
+        self, min_count: int = 1, vocab: list[str] | None = None, vocab_text: str | None = None
+    ) -> Corpus: ...
     def end_document(self) -> None: ...
     def finish(self) -> None: ...
     @property
@@ -57,6 +65,7 @@ def estimate_arpa(
     discount: float | None = None,
     alpha: float | None = None,
     discount_fallback: bool = False,
+    prune: list[int] = ...,
 ) -> tuple[list[int], int, int]: ...
 
 @final
@@ -71,6 +80,7 @@ class NGramModel:
         discount: float | None = None,
         alpha: float | None = None,
         discount_fallback: bool = False,
+        prune: list[int] = ...,
     ) -> NGramModel: ...
     @staticmethod
     def from_arpa(path: str | os.PathLike[str]) -> NGramModel: ...

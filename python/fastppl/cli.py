@@ -2,6 +2,7 @@
 ``ngram -ppl``.
 
     fastppl train -o 3 corpus.txt model.arpa.gz     # text -> ARPA (modified Kneser-Ney)
+    fastppl train -o 3 corpus.txt model.fppl        # text -> fastppl's binary format
     fastppl eval model.arpa.gz test.txt             # perplexity incl./excl. OOVs, like query
     fastppl score model.arpa.gz test.txt --tokens   # per-sentence or per-token scores
     fastppl demo                                    # the bundled-corpus demo
@@ -22,7 +23,8 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 
-from fastppl.errors import FastpplError
+from fastppl.errors import FastpplError, InvalidArgumentError
+from fastppl.model import ARPA_SMOOTHINGS, SMOOTHINGS
 
 
 # ---- shared pieces ----------------------------------------------------------------------------
@@ -43,9 +45,11 @@ def _step(label: str, quiet: bool) -> Iterator[None]:
 def _add_text_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--tokenizer",
-        choices=("whitespace", "nltk"),
+        choices=("whitespace", "nltk", "kenlm"),
         default="whitespace",
-        help="whitespace: pre-tokenized text (default, as lmplz/query); nltk: word_tokenize",
+        help="whitespace: pre-tokenized text, str.split() (default); kenlm: exactly as "
+        "lmplz/query (one sentence per line, ASCII whitespace only, blank lines are empty "
+        "sentences); nltk: word_tokenize",
     )
     p.add_argument(
         "--sentences",
@@ -77,16 +81,34 @@ def _read_corpus(path: str | None, args: argparse.Namespace):
         "skip_line_prefixes": tuple(args.skip_line_prefix),
     }
     if path is None or path == "-":
-        return Corpus.from_text(read_text("/dev/stdin", encoding=args.encoding), **options)
+        text = read_text(
+            "/dev/stdin", encoding=args.encoding, translate_newlines=args.tokenizer != "kenlm"
+        )
+        return Corpus.from_text(text, **options)
     return Corpus.from_file(path, encoding=args.encoding, **options)
 
 
-def _model_and_text(args: argparse.Namespace):
-    """The model (`args.model`, ARPA) and the corpus to score (`args.text`), with status lines."""
+#: File name endings that `fastppl train` writes in fastppl's binary format by default.
+BINARY_SUFFIXES = (".fppl", ".fastppl")
+
+
+def _load_model(path: str):
+    """A binary model (recognized by its magic bytes) or an ARPA file (plain or compressed)."""
+    from fastppl import _core
     from fastppl.model import NGramModel
 
+    with open(path, "rb") as f:
+        head = f.read(len(_core.BINARY_MAGIC))
+    if head == _core.BINARY_MAGIC:
+        return NGramModel.load(path)
+    return NGramModel.from_arpa(path)
+
+
+def _model_and_text(args: argparse.Namespace):
+    """The model (`args.model`, binary or ARPA) and the corpus to score (`args.text`), with
+    status lines."""
     with _step("loading model", args.quiet):
-        model = NGramModel.from_arpa(args.model)
+        model = _load_model(args.model)
     with _step("reading", args.quiet):
         corpus = _read_corpus(args.text, args)
     return model, corpus
@@ -98,10 +120,19 @@ def _base(name: str) -> float:
 
 # ---- subcommands ------------------------------------------------------------------------------
 def _train(args: argparse.Namespace) -> int:
-    """Fits a model on a text and writes it as ARPA (compressed by the output's extension)."""
+    """Fits a model on a text and writes it as ARPA (compressed by the output's extension) or in
+    fastppl's binary format (`--format binary`, or an output ending in .fppl/.fastppl)."""
     from fastppl.model import NGramModel
     from fastppl.training import train_arpa
 
+    fmt = args.format
+    if fmt is None:
+        fmt = "binary" if args.output.lower().endswith(BINARY_SUFFIXES) else "arpa"
+    if fmt == "arpa" and args.smoothing not in ARPA_SMOOTHINGS:
+        raise InvalidArgumentError(
+            f"{args.smoothing} models have no ARPA form (those of {', '.join(ARPA_SMOOTHINGS)} "
+            "do); write it with --format binary or to a .fppl file"
+        )
     params = {}
     if args.smoothing in ("absolute_discounting", "kneser_ney") and args.discount is not None:
         params["discount"] = args.discount
@@ -109,7 +140,17 @@ def _train(args: argparse.Namespace) -> int:
         params["discount_fallback"] = args.discount_fallback
     with _step("reading", args.quiet):
         corpus = _read_corpus(args.text, args)
+    limits = {
+        "min_count": args.min_count,
+        "vocab_file": args.limit_vocab_file,
+        "prune": args.prune,
+    }
     if args.memory is not None:
+        if fmt == "binary":
+            raise InvalidArgumentError(
+                "--memory writes ARPA (the model is never whole in memory); write a .arpa file, "
+                "then convert it if needed: NGramModel.from_arpa(path).save(binary_path)"
+            )
         step = f"fitting order {args.order} within {args.memory}, writing {args.output}"
         with _step(step, args.quiet):
             summary = train_arpa(
@@ -119,6 +160,7 @@ def _train(args: argparse.Namespace) -> int:
                 smoothing=args.smoothing,
                 memory=args.memory,
                 temp_dir=args.temp_dir,
+                **limits,
                 **params,
             )
         # the header counts <s> among the unigrams; ngram_counts elsewhere does not
@@ -131,9 +173,14 @@ def _train(args: argparse.Namespace) -> int:
             )
     else:
         with _step(f"fitting order {args.order}", args.quiet):
-            model = NGramModel.fit(corpus, order=args.order, smoothing=args.smoothing, **params)
+            model = NGramModel.fit(
+                corpus, order=args.order, smoothing=args.smoothing, **limits, **params
+            )
         with _step(f"writing {args.output}", args.quiet):
-            model.to_arpa(args.output)
+            if fmt == "binary":
+                model.save(args.output)
+            else:
+                model.to_arpa(args.output)
         ngram_counts = model.ngram_counts
     if not args.quiet:
         counts = " ".join(f"{i}={n}" for i, n in enumerate(ngram_counts, start=1))
@@ -262,15 +309,26 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
-    train = sub.add_parser("train", help="fit a model on a text and write it as ARPA")
+    train = sub.add_parser("train", help="fit a model on a text and write it (ARPA or binary)")
     train.add_argument("text", nargs="?", help="training text (default: standard input)")
-    train.add_argument("output", help="ARPA file to write (.gz/.xz/.bz2 compress it)")
+    train.add_argument(
+        "output",
+        help="model file to write: ARPA (.gz/.xz/.bz2 compress it) or, for names ending in "
+        ".fppl/.fastppl, fastppl's binary format",
+    )
+    train.add_argument(
+        "--format",
+        choices=("arpa", "binary"),
+        help="output format (default: binary for .fppl/.fastppl, else ARPA); binary is "
+        "NGramModel.save's memory-mapped format, which eval and score load fastest",
+    )
     train.add_argument("-o", "--order", type=int, default=3)
     train.add_argument(
         "--smoothing",
         default="modified_kneser_ney",
-        choices=("modified_kneser_ney", "kneser_ney", "witten_bell", "absolute_discounting"),
-        help="an estimator with a backoff (ARPA) form (default: modified_kneser_ney, as lmplz)",
+        choices=SMOOTHINGS,
+        help="the estimator (default: modified_kneser_ney, as lmplz); ARPA output needs one of "
+        f"{', '.join(ARPA_SMOOTHINGS)}, the others are written with --format binary",
     )
     train.add_argument("--discount", type=float, help="kneser_ney / absolute_discounting D")
     train.add_argument(
@@ -289,11 +347,36 @@ def build_parser() -> argparse.ArgumentParser:
         "--temp-dir",
         help="directory for the sorted runs of --memory, as lmplz -T (default: the system's)",
     )
+    train.add_argument(
+        "--prune",
+        type=int,
+        nargs="+",
+        metavar="N",
+        help="as lmplz --prune: per order from unigrams up, drop n-grams seen at most N times "
+        "(their mass goes to the backoff weights); e.g. --prune 0 1 drops singletons of every "
+        "order above 1. Non-decreasing, the first 0, the last repeated for higher orders",
+    )
+    train.add_argument(
+        "--min-count",
+        type=int,
+        default=1,
+        metavar="N",
+        help="words seen fewer than N times become <unk> before counting (default 1: none; "
+        "lmplz has no such cutoff)",
+    )
+    train.add_argument(
+        "--limit-vocab-file",
+        metavar="PATH",
+        help="words not in PATH (whitespace-separated) become <unk> before counting (lmplz's "
+        "--limit_vocab_file instead prunes the n-grams holding them)",
+    )
     _add_text_options(train)
     train.set_defaults(run=_train)
 
     evaluate = sub.add_parser("eval", help="perplexity of a text (like KenLM query -v summary)")
-    evaluate.add_argument("model", help="ARPA model (plain or compressed)")
+    evaluate.add_argument(
+        "model", help="ARPA model (plain or compressed) or binary model (recognized by its bytes)"
+    )
     evaluate.add_argument("text", nargs="?", help="text to score (default: standard input)")
     evaluate.add_argument("--json", action="store_true", help="print the figures as JSON")
     evaluate.add_argument("--srilm", action="store_true", help="also SRILM's ppl and ppl1")
@@ -301,7 +384,9 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.set_defaults(run=_eval)
 
     score = sub.add_parser("score", help="per-sentence or per-token scores")
-    score.add_argument("model", help="ARPA model (plain or compressed)")
+    score.add_argument(
+        "model", help="ARPA model (plain or compressed) or binary model (recognized by its bytes)"
+    )
     score.add_argument("text", nargs="?", help="text to score (default: standard input)")
     score.add_argument("--tokens", action="store_true", help="one line per token, </s> included")
     score.add_argument("--format", choices=("tsv", "jsonl"), default="tsv")
@@ -313,7 +398,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = sub.add_parser("demo", help="train orders 1-5 on the bundled corpus, print perplexities")
     demo.add_argument("--max-order", type=int, default=5)
-    demo.add_argument("--smoothing", default="modified_kneser_ney")
+    demo.add_argument("--smoothing", default="modified_kneser_ney", choices=SMOOTHINGS)
     demo.add_argument("--tokenizer", choices=("nltk", "whitespace"), default="nltk")
     demo.add_argument("--test-every", type=int, default=10, help="every Nth sentence is held out")
     demo.set_defaults(run=_demo)

@@ -4,24 +4,32 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Literal
 
 import numpy as np
 
 from fastppl import _core
+from fastppl._checks import check_int
 from fastppl.errors import InvalidArgumentError, InvalidTypeError
-from fastppl.text import SENTENCE_MODES, TOKENIZERS, clean_text, read_text, tokenize_text
-
-Tokenizer = Literal["nltk", "whitespace"]
-SentenceMode = Literal["terminators", "punkt", "lines", "none"]
+from fastppl.text import (
+    SENTENCE_MODES,
+    TOKENIZERS,
+    SentenceMode,
+    Tokenizer,
+    clean_text,
+    read_text,
+    resolve_sentences,
+    tokenize_text,
+)
 
 
 class Corpus:
     """Documents of sentences of tokens.
 
     Build one with :meth:`from_file`, :meth:`from_text`, :meth:`from_files`,
-    :meth:`from_sentences` or :meth:`from_documents`. Empty sentences are dropped (they hold no
-    token). The tokens live in Rust; iterating a corpus converts them back to Python lists.
+    :meth:`from_sentences` or :meth:`from_documents`. Empty sentences are dropped (they hold
+    no token), except with ``tokenizer="kenlm"``, which keeps a blank line as an empty
+    sentence (scored and counted as ``<s> </s>``, as KenLM does). The tokens live in Rust;
+    iterating a corpus converts them back to Python lists.
 
     ``len(corpus)`` is the number of sentences; ``corpus.num_tokens`` the number of tokens
     (sentence markers are added by models, never stored here).
@@ -64,7 +72,7 @@ class Corpus:
         cls,
         text: str,
         tokenizer: Tokenizer = "nltk",
-        sentences: SentenceMode = "terminators",
+        sentences: SentenceMode | None = None,
         lowercase: bool = False,
         skip_line_prefixes: Sequence[str] = (),
         language: str = "english",
@@ -73,11 +81,15 @@ class Corpus:
 
         Args:
             text: the text.
-            tokenizer: ``"nltk"`` (NLTK ``word_tokenize``, exactly) or ``"whitespace"`` (already
-                tokenized text, split on whitespace in Rust like ``str.split()``).
+            tokenizer: ``"nltk"`` (NLTK ``word_tokenize``, exactly), ``"whitespace"`` (already
+                tokenized text, split on whitespace in Rust like ``str.split()``) or ``"kenlm"``
+                (exactly as KenLM: one sentence per line, ASCII whitespace, blank lines are empty
+                sentences; split in Rust; see :func:`fastppl.text.kenlm_sentences`).
             sentences: ``"terminators"`` (a sentence ends after a token ``t`` for which
                 ``t in ".!?"``), ``"punkt"`` (NLTK's Punkt sentence splitter), ``"lines"`` (one
                 sentence per non-empty line) or ``"none"`` (the whole text is one sequence).
+                None (default): ``"lines"`` for ``"kenlm"`` (the only mode it allows),
+                ``"terminators"`` otherwise.
             lowercase: lowercase the text first.
             skip_line_prefixes: drop the lines that start with any of these strings.
             language: Punkt model used by ``"nltk"`` and ``"punkt"``.
@@ -105,7 +117,7 @@ class Corpus:
         cls,
         path: str | os.PathLike[str],
         tokenizer: Tokenizer = "nltk",
-        sentences: SentenceMode = "terminators",
+        sentences: SentenceMode | None = None,
         lowercase: bool = False,
         skip_line_prefixes: Sequence[str] = (),
         encoding: str = "utf-8",
@@ -116,7 +128,9 @@ class Corpus:
 
         Options as in :meth:`from_text`; ``encoding`` and ``errors`` as in :func:`open`. Invalid
         UTF-8 under ``errors="strict"`` raises :class:`fastppl.errors.CorpusDecodeError` naming
-        the file, line and byte offset.
+        the file, line and byte offset. Line endings ``"\r\n"`` and ``"\r"`` become ``"\n"``,
+        except with ``tokenizer="kenlm"`` (KenLM ends lines at ``"\n"`` only; ``"\r"`` is a
+        space).
 
         >>> import fastppl
         >>> c = Corpus.from_file(fastppl.datasets.machado(), tokenizer="whitespace",
@@ -140,7 +154,7 @@ class Corpus:
         cls,
         paths: Iterable[str | os.PathLike[str]],
         tokenizer: Tokenizer = "nltk",
-        sentences: SentenceMode = "terminators",
+        sentences: SentenceMode | None = None,
         lowercase: bool = False,
         skip_line_prefixes: Sequence[str] = (),
         encoding: str = "utf-8",
@@ -156,6 +170,7 @@ class Corpus:
                 errors=errors,
                 skip_line_prefixes=skip_line_prefixes,
                 lowercase=lowercase,
+                translate_newlines=tokenizer != "kenlm",
             )
             corpus._add_text(
                 text,
@@ -173,7 +188,7 @@ class Corpus:
         text: str,
         *,
         tokenizer: str,
-        sentences: str,
+        sentences: str | None,
         lowercase: bool,
         skip_line_prefixes: Sequence[str],
         language: str,
@@ -182,15 +197,67 @@ class Corpus:
             raise InvalidTypeError(f"text must be str, got {type(text).__name__}")
         if tokenizer not in TOKENIZERS:
             raise InvalidArgumentError(f"tokenizer must be one of {TOKENIZERS}, got {tokenizer!r}")
-        if sentences not in SENTENCE_MODES:
+        if sentences is not None and sentences not in SENTENCE_MODES:
             raise InvalidArgumentError(
                 f"sentences must be one of {SENTENCE_MODES}, got {sentences!r}"
             )
+        sentences = resolve_sentences(tokenizer, sentences)
         text = clean_text(text, skip_line_prefixes, lowercase)
-        if tokenizer == "whitespace" and sentences != "punkt":
+        if tokenizer == "kenlm":
+            self._inner.add_kenlm_text(text)  # split in Rust, blank lines kept
+        elif tokenizer == "whitespace" and sentences != "punkt":
             self._inner.add_whitespace_text(text, sentences)  # split in Rust
         else:
             self._inner.add_sentences(tokenize_text(text, tokenizer, sentences, language))
+
+    # ---- vocabulary ---------------------------------------------------------------------
+    def limit_vocab(
+        self,
+        min_count: int = 1,
+        vocab: Iterable[str] | None = None,
+        vocab_file: str | os.PathLike[str] | None = None,
+    ) -> Corpus:
+        """A copy in which rare or unlisted words are replaced by ``<unk>`` (in Rust, on ids).
+
+        A word is kept when it occurs at least ``min_count`` times in this corpus and, if
+        ``vocab`` or ``vocab_file`` is given, is listed there; every other occurrence becomes
+        ``<unk>``. The copy's vocabulary holds only the kept words, so a model fitted on it has
+        them, ``</s>`` and ``<unk>`` as |V| and learns ``<unk>``'s probability from the replaced
+        tokens (SRILM's ``ngram-count -vocab FILE -unk`` practice). Sentence and document
+        boundaries are unchanged.
+
+        Args:
+            min_count: minimum number of occurrences (1 keeps every word).
+            vocab: the allowed words.
+            vocab_file: a file of allowed words separated by ASCII whitespace (as lmplz reads
+                ``--limit_vocab_file``); ``.gz``/``.xz``/``.bz2`` are decompressed. ``vocab`` and
+                ``vocab_file`` together allow the words of both.
+
+        Raises:
+            InvalidArgumentError: ``min_count`` < 1.
+            CorpusFileNotFoundError: ``vocab_file`` does not exist.
+
+        >>> c = Corpus.from_sentences([["a", "b", "a"], ["c", "a"]])
+        >>> list(c.limit_vocab(min_count=2))
+        [['a', '<unk>', 'a'], ['<unk>', 'a']]
+        >>> list(c.limit_vocab(vocab=["b", "c"]))
+        [['<unk>', 'b', '<unk>'], ['c', '<unk>']]
+        """
+        min_count = check_int("min_count", min_count)
+        if min_count < 1:
+            raise InvalidArgumentError(f"min_count must be at least 1, got {min_count}")
+        words = None
+        if vocab is not None:
+            if isinstance(vocab, str | bytes):
+                raise InvalidTypeError("vocab must be an iterable of words, not a single string")
+            words = list(vocab)
+            for w in words:
+                if not isinstance(w, str):
+                    raise InvalidTypeError(f"vocab words must be str, got {type(w).__name__}")
+        text = None
+        if vocab_file is not None:
+            text = read_text(vocab_file, translate_newlines=False)
+        return Corpus(self._inner.limit_vocab(min_count, words, text))
 
     # ---- inspection ---------------------------------------------------------------------
     def __len__(self) -> int:
@@ -198,7 +265,7 @@ class Corpus:
 
     @property
     def num_sentences(self) -> int:
-        """Number of (non-empty) sentences."""
+        """Number of sentences (empty ones only with ``tokenizer="kenlm"``)."""
         return self._inner.num_sentences
 
     @property

@@ -6,7 +6,7 @@ import math
 import os
 import warnings
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 
@@ -34,25 +34,63 @@ Smoothing = Literal[
 ]
 OovPolicy = Literal["unk", "skip", "error"]
 
-# parameters each estimator accepts (anything else is a mistake worth reporting)
-_PARAMS: dict[str, frozenset[str]] = {
-    "mle": frozenset(),
-    "laplace": frozenset(),
+#: The estimator names, in the order of :data:`Smoothing` (the one list of them in Python; the
+#: Rust parser's list, ``_core.SMOOTHINGS``, is tested to be the same).
+SMOOTHINGS: tuple[str, ...] = get_args(Smoothing)
+
+#: The estimators whose models have an ARPA (back-off) form: :meth:`NGramModel.to_arpa` refuses
+#: the others (their probabilities do not back off, or are not normalized).
+ARPA_SMOOTHINGS: tuple[str, ...] = (
+    "modified_kneser_ney",
+    "kneser_ney",
+    "witten_bell",
+    "absolute_discounting",
+)
+
+# parameters each estimator accepts (anything else is a mistake worth reporting); the estimators
+# not named here take none
+_TAKES: dict[str, frozenset[str]] = {
     "additive": frozenset({"k"}),
     "lidstone": frozenset({"k"}),
-    "witten_bell": frozenset(),
     "absolute_discounting": frozenset({"discount"}),
     "kneser_ney": frozenset({"discount"}),
     "modified_kneser_ney": frozenset({"discount_fallback"}),
     "stupid_backoff": frozenset({"alpha"}),
 }
+_PARAMS: dict[str, frozenset[str]] = {name: _TAKES.get(name, frozenset()) for name in SMOOTHINGS}
+if not set(_TAKES) <= set(SMOOTHINGS) or not set(ARPA_SMOOTHINGS) <= set(SMOOTHINGS):
+    raise AssertionError("an estimator named in fastppl.model is missing from Smoothing")
+
+
+def check_prune(prune: Sequence[int] | None) -> list[int]:
+    """Pruning thresholds as a list of ints (the core checks their values against the order)."""
+    if prune is None:
+        return []
+    if isinstance(prune, (str, bytes)) or not isinstance(prune, Sequence):
+        raise InvalidTypeError(
+            f"prune must be a sequence of ints such as (0, 1, 1), got {type(prune).__name__}"
+        )
+    thresholds = [check_int("prune threshold", t) for t in prune]
+    negative = [t for t in thresholds if t < 0]
+    if negative:
+        raise InvalidArgumentError(f"prune thresholds must be >= 0, got {negative[0]}")
+    return thresholds
 
 
 def fit_arguments(
-    corpus: Corpus, order: int, smoothing: str, bos_eos: bool, params: dict[str, Any]
-) -> dict[str, Any]:
-    """Checks the arguments of a fit; returns the core's keyword arguments (shared by
-    `NGramModel.fit` and `fastppl.train_arpa`)."""
+    corpus: Corpus,
+    order: int,
+    smoothing: str,
+    bos_eos: bool,
+    params: dict[str, Any],
+    *,
+    prune: Sequence[int] | None = None,
+    min_count: int = 1,
+    vocab_file: str | os.PathLike[str] | None = None,
+) -> tuple[Corpus, dict[str, Any]]:
+    """Checks the arguments of a fit; returns the corpus to count (with its vocabulary limited
+    when asked) and the core's keyword arguments (shared by `NGramModel.fit` and
+    `fastppl.train_arpa`)."""
     if not isinstance(corpus, Corpus):
         raise InvalidTypeError(f"corpus must be a fastppl.Corpus, got {type(corpus).__name__}")
     order = check_int("order", order)
@@ -73,14 +111,18 @@ def fit_arguments(
     for name, value in numbers.items():
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise InvalidTypeError(f"{name} must be a number, got {type(value).__name__}")
-    return {
+    args = {
         "order": order,
         "bos_eos": bos_eos,
         **{name: float(value) for name, value in numbers.items()},
         "discount_fallback": check_bool(
             "discount_fallback", params.get("discount_fallback", False)
         ),
+        "prune": check_prune(prune),
     }
+    if min_count != 1 or vocab_file is not None:
+        corpus = corpus.limit_vocab(min_count=min_count, vocab_file=vocab_file)
+    return corpus, args
 
 
 class NGramModel:
@@ -107,6 +149,10 @@ class NGramModel:
         order: int = 3,
         smoothing: Smoothing = "modified_kneser_ney",
         bos_eos: bool = True,
+        *,
+        prune: Sequence[int] | None = None,
+        min_count: int = 1,
+        vocab_file: str | os.PathLike[str] | None = None,
         **params: Any,
     ) -> NGramModel:
         """Counts ``corpus`` up to ``order`` and estimates a model (GIL released, all cores).
@@ -122,6 +168,18 @@ class NGramModel:
                 probabilities).
             bos_eos: pad sentences as ``<s> ... </s>`` (``</s>`` is predicted, ``<s>`` only
                 context); False scores tokens with no padding.
+            prune: count thresholds per order, unigrams first, as lmplz's ``--prune``: an
+                n-gram of order m seen at most ``prune[m-1]`` times is left out and its mass
+                goes to its context's backoff weight (so distributions still sum to 1). The
+                last value applies to the higher orders; values must not decrease and the
+                unigram one must be 0; ``(0, 1)`` prunes singletons above unigrams. Only for the
+                interpolated estimators. None or all zeros: no pruning.
+            min_count: words seen fewer times in ``corpus`` become ``<unk>`` before counting (a
+                vocabulary cutoff, SRILM-style; lmplz has none). 1 keeps every word.
+            vocab_file: words not in this file (whitespace-separated) become ``<unk>`` before
+                counting, so ``<unk>`` gets their mass. lmplz's ``--limit_vocab_file`` reads the
+                same file but instead prunes the n-grams holding other words after counting;
+                the models differ. See :meth:`Corpus.limit_vocab`.
             **params: the estimator's parameters listed above.
 
         Raises:
@@ -132,7 +190,16 @@ class NGramModel:
         >>> NGramModel.fit(c, order=1, smoothing="laplace", bos_eos=False).vocab_size
         3
         """
-        args = fit_arguments(corpus, order, smoothing, bos_eos, params)
+        corpus, args = fit_arguments(
+            corpus,
+            order,
+            smoothing,
+            bos_eos,
+            params,
+            prune=prune,
+            min_count=min_count,
+            vocab_file=vocab_file,
+        )
         inner = _core.NGramModel.fit(corpus._inner, smoothing=smoothing, **args)
         return cls(inner)
 

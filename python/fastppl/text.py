@@ -7,8 +7,8 @@ Pure functions, no state except a note of the Punkt warnings already issued. The
 2. :func:`clean_text`: drop the lines that start with given prefixes, optionally lowercase;
 3. :func:`tokenize_text`: split into sentences of tokens.
 
-The Rust core has a fast path for ``tokenizer="whitespace"``; the functions here are its
-definition and fallback.
+The Rust core has a fast path for ``tokenizer="whitespace"`` and ``tokenizer="kenlm"``; the
+functions here are their definition and fallback.
 
 Punkt data is optional. NLTK's ``word_tokenize`` and ``sent_tokenize`` need the ``punkt_tab``
 model of the language (``NLTK_DATA=../shared/nltk_data`` in this project, or
@@ -34,6 +34,7 @@ import bz2
 import codecs
 import gzip
 import lzma
+import re
 import warnings
 from collections.abc import Iterable
 from os import PathLike, fspath
@@ -48,6 +49,7 @@ from fastppl.errors import (
 )
 
 __all__ = [
+    "KENLM_SPACES",
     "SENTENCE_MODES",
     "TERMINATORS",
     "TOKENIZERS",
@@ -55,13 +57,15 @@ __all__ = [
     "SentenceMode",
     "Tokenizer",
     "clean_text",
+    "kenlm_sentences",
     "punkt_available",
     "read_text",
+    "resolve_sentences",
     "split_terminators",
     "tokenize_text",
 ]
 
-Tokenizer = Literal["nltk", "whitespace"]
+Tokenizer = Literal["nltk", "whitespace", "kenlm"]
 SentenceMode = Literal["terminators", "punkt", "lines", "none"]
 DecodeErrors = Literal["strict", "replace", "ignore"]
 
@@ -72,6 +76,10 @@ DECODE_ERRORS: tuple[str, ...] = get_args(DecodeErrors)
 #: The tokens that end a sentence in ``sentences="terminators"`` mode: exactly the non-empty
 #: strings ``t`` for which the tutorial's test ``t in ".!?"`` is true.
 TERMINATORS: frozenset[str] = frozenset({".", "!", "?", ".!", "!?", ".!?"})
+
+#: KenLM's token separators (``util/spaces.cc``, what ``query`` uses): ASCII whitespace only.
+KENLM_SPACES = " \t\n\v\f\r"
+_KENLM_SPLIT = re.compile("[" + re.escape(KENLM_SPACES) + "]+")
 
 _OPENERS = {".gz": gzip.open, ".xz": lzma.open, ".bz2": bz2.open}
 
@@ -110,12 +118,15 @@ def read_text(
     errors: DecodeErrors = "strict",
     skip_line_prefixes: Iterable[str] = (),
     lowercase: bool = False,
+    *,
+    translate_newlines: bool = True,
 ) -> str:
     r"""Read a text file, decompressing and cleaning it.
 
     The file is decompressed by extension (``.gz``, ``.xz``, ``.bz2``; case-insensitive), decoded,
     and its line endings normalized as Python's text mode does (``"\r\n"`` and ``"\r"`` become
-    ``"\n"``). It is then passed to :func:`clean_text`.
+    ``"\n"``) unless ``translate_newlines=False`` (KenLM's reading: only ``"\n"`` ends a line,
+    ``"\r"`` is a space). It is then passed to :func:`clean_text`.
 
     Args:
         path: The file.
@@ -125,6 +136,7 @@ def read_text(
         skip_line_prefixes: Lines starting with any of these strings are dropped (e.g.
             ``("#", "%")`` for the Machado corpus). A bare string is refused (ambiguous).
         lowercase: Lowercase the text (``str.lower``), after dropping lines.
+        translate_newlines: Turn ``"\r\n"`` and ``"\r"`` into ``"\n"``.
 
     Returns:
         The text; kept lines keep their ``"\n"``.
@@ -161,7 +173,7 @@ def read_text(
             offset,
             line,
         ) from None
-    if "\r" in text:
+    if translate_newlines and "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     return clean_text(text, prefixes, lowercase)
 
@@ -261,6 +273,8 @@ def _punkt_ok(language: str) -> bool:
 def _words(text: str, tokenizer: str, language: str, punkt: bool) -> list[str]:
     if tokenizer == "whitespace":
         return text.split()
+    if tokenizer == "kenlm":
+        return [t for t in _KENLM_SPLIT.split(text) if t]
     from nltk.tokenize import word_tokenize
 
     if punkt:
@@ -269,6 +283,24 @@ def _words(text: str, tokenizer: str, language: str, punkt: bool) -> list[str]:
         except LookupError:  # found but unloadable: behave as if missing
             _warn_punkt_missing(language)
     return word_tokenize(text, language=language, preserve_line=True)
+
+
+def resolve_sentences(tokenizer: str, sentences: str | None) -> str:
+    """The sentence mode for ``tokenizer`` (None: ``"lines"`` for ``"kenlm"``, else
+    ``"terminators"``); ``"kenlm"`` reads lines only.
+
+    >>> resolve_sentences("kenlm", None), resolve_sentences("nltk", None)
+    ('lines', 'terminators')
+    """
+    if sentences is None:
+        return "lines" if tokenizer == "kenlm" else "terminators"
+    _choice("sentences", sentences, SENTENCE_MODES)
+    if tokenizer == "kenlm" and sentences != "lines":
+        raise InvalidArgumentError(
+            f"tokenizer='kenlm' reads one sentence per line, as KenLM does; "
+            f"sentences={sentences!r} is not possible with it (use 'lines' or leave it out)"
+        )
+    return sentences
 
 
 def split_terminators(tokens: Iterable[str]) -> list[list[str]]:
@@ -300,10 +332,34 @@ def split_terminators(tokens: Iterable[str]) -> list[list[str]]:
     return sentences
 
 
+def kenlm_sentences(text: str) -> list[list[str]]:
+    r"""Split a text exactly as KenLM's ``lmplz`` and ``query`` read it (the definition of
+    ``tokenizer="kenlm"``).
+
+    One sentence per line; lines end at ``"\n"`` only (a ``"\r"`` is a space); tokens are
+    separated by ASCII whitespace (:data:`KENLM_SPACES`: space, tab, ``\n``, ``\v``, ``\f``,
+    ``\r``), never by Unicode spaces such as U+00A0 or U+3000; a blank line is an empty sentence
+    (``<s> </s>`` once padded). The ``"\n"`` ending the text starts no sentence; a last line
+    without one is a sentence when it holds a token.
+
+    >>> kenlm_sentences("a b\r\n\nc\u00a0d\n")
+    [['a', 'b'], [], ['c\xa0d']]
+    """
+    if not text:
+        return []
+    lines = text.split("\n")
+    last = lines.pop()  # "" when the text ends with "\n"
+    out = [[t for t in _KENLM_SPLIT.split(line) if t] for line in lines]
+    tail = [t for t in _KENLM_SPLIT.split(last) if t]
+    if tail:
+        out.append(tail)
+    return out
+
+
 def tokenize_text(
     text: str,
     tokenizer: Tokenizer = "nltk",
-    sentences: SentenceMode = "terminators",
+    sentences: SentenceMode | None = None,
     language: str = "english",
 ) -> list[list[str]]:
     r"""Split a text into sentences of tokens.
@@ -311,7 +367,9 @@ def tokenize_text(
     Tokenizers:
 
     * ``"nltk"``: ``nltk.word_tokenize(text, language=language)`` exactly;
-    * ``"whitespace"``: ``str.split()`` (any Unicode whitespace, as Python defines it).
+    * ``"whitespace"``: ``str.split()`` (any Unicode whitespace, as Python defines it);
+    * ``"kenlm"``: exactly as KenLM: one sentence per line, ASCII whitespace, blank lines are
+      empty sentences (:func:`kenlm_sentences`; ``sentences`` must be ``"lines"`` or None).
 
     Sentence modes:
 
@@ -323,21 +381,24 @@ def tokenize_text(
     * ``"lines"``: each line (split on ``"\n"``) tokenized on its own is a sentence;
     * ``"none"``: the whole text is one token sequence.
 
-    Empty sentences are dropped, so an empty or blank text gives ``[]``. Without Punkt data for
-    ``language``, warns once (:class:`~fastppl.errors.PunktMissingWarning`) and falls back as the
-    module documentation says; it never fails for lack of Punkt data.
+    ``sentences=None`` means ``"lines"`` for ``"kenlm"``, ``"terminators"`` otherwise. Empty
+    sentences are dropped (except by ``"kenlm"``), so an empty or blank text gives ``[]``.
+    Without Punkt data for ``language``, warns once
+    (:class:`~fastppl.errors.PunktMissingWarning`) and falls back as the module documentation
+    says; it never fails for lack of Punkt data.
 
     Args:
         text: The text (already cleaned, see :func:`read_text`).
-        tokenizer: ``"nltk"`` or ``"whitespace"``.
-        sentences: ``"terminators"``, ``"punkt"``, ``"lines"`` or ``"none"``.
+        tokenizer: ``"nltk"``, ``"whitespace"`` or ``"kenlm"``.
+        sentences: ``"terminators"``, ``"punkt"``, ``"lines"``, ``"none"`` or None.
         language: NLTK language name for Punkt (``"english"``, ``"portuguese"`` ...).
 
     Returns:
         The sentences, each a non-empty list of tokens.
 
     Raises:
-        InvalidArgumentError: Unknown ``tokenizer`` or ``sentences``.
+        InvalidArgumentError: Unknown ``tokenizer`` or ``sentences``, or ``"kenlm"`` with
+            ``sentences`` other than ``"lines"``.
 
     >>> tokenize_text("um dois\n\ntrês", tokenizer="whitespace", sentences="lines")
     [['um', 'dois'], ['três']]
@@ -349,9 +410,11 @@ def tokenize_text(
     []
     """
     _choice("tokenizer", tokenizer, TOKENIZERS)
-    _choice("sentences", sentences, SENTENCE_MODES)
+    sentences = resolve_sentences(tokenizer, sentences)
     if not isinstance(text, str):
         raise InvalidArgumentError(f"text must be a str, got {type(text).__name__}")
+    if tokenizer == "kenlm":
+        return kenlm_sentences(text)
     if not isinstance(language, str) or not language:
         raise InvalidArgumentError(f"language={language!r} must be a non-empty string")
     if not text or text.isspace():

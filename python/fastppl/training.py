@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from fastppl import _core
@@ -71,6 +72,9 @@ def train_arpa(
     *,
     memory: int | str = "1G",
     temp_dir: str | os.PathLike[str] | None = None,
+    prune: Sequence[int] | None = None,
+    min_count: int = 1,
+    vocab_file: str | os.PathLike[str] | None = None,
     **params: Any,
 ) -> TrainingSummary:
     """Estimates an n-gram model on ``corpus`` within a memory budget and writes it as ARPA.
@@ -95,6 +99,8 @@ def train_arpa(
         temp_dir: where the sorted runs go (a fresh subdirectory, removed afterwards), like
             lmplz's ``-T``; default: the system's temporary directory. It needs room for
             about three times the counts (24 bytes per 5-gram occurrence at most).
+        prune: pruning thresholds per order, as in `NGramModel.fit` (lmplz's ``--prune``).
+        min_count, vocab_file: vocabulary limits, as in `NGramModel.fit`.
         **params: the estimator's parameters.
 
     Returns:
@@ -112,7 +118,16 @@ def train_arpa(
     >>> train_arpa(c, out, order=2, smoothing="witten_bell", memory="16M").ngram_counts
     [5, 5]
     """
-    args = fit_arguments(corpus, order, smoothing, True, params)
+    corpus, args = fit_arguments(
+        corpus,
+        order,
+        smoothing,
+        True,
+        params,
+        prune=prune,
+        min_count=min_count,
+        vocab_file=vocab_file,
+    )
     del args["bos_eos"]
     size = parse_memory(memory)
     if size < _core.MIN_MEMORY:

@@ -5,7 +5,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyString;
 
 use super::errors::{to_pyerr, type_error};
-use crate::corpus::{Corpus, SentenceMode};
+use crate::corpus::{kenlm_tokens, Corpus, SentenceMode};
 
 /// Documents of sentences of tokens, interned; built by `fastppl.Corpus`.
 #[pyclass(name = "Corpus", module = "fastppl._core", frozen)]
@@ -68,6 +68,43 @@ impl PyCorpus {
         let mode = SentenceMode::parse(mode).map_err(to_pyerr)?;
         py.detach(|| self.with_mut(|c| c.push_whitespace_text(text, mode)))
             .map_err(to_pyerr)
+    }
+
+    /// Appends the sentences of `text` read as KenLM reads them: one per line, ASCII whitespace
+    /// only, blank lines kept as empty sentences.
+    fn add_kenlm_text(&self, py: Python<'_>, text: &str) -> PyResult<()> {
+        py.detach(|| self.with_mut(|c| c.push_kenlm_text(text)))
+            .map_err(to_pyerr)
+    }
+
+    /// A new corpus in which the words seen fewer than `min_count` times and, when given, the
+    /// words absent from `vocab` (a list) or from `vocab_text` (words separated by ASCII
+    /// whitespace, as lmplz reads a vocabulary file) are `<unk>`.
+    #[pyo3(signature = (min_count=1, vocab=None, vocab_text=None))]
+    fn limit_vocab(
+        &self,
+        py: Python<'_>,
+        min_count: u64,
+        vocab: Option<Vec<String>>,
+        vocab_text: Option<&str>,
+    ) -> PyCorpus {
+        let limited = py.detach(|| {
+            let mut allowed: Option<hashbrown::HashSet<&str>> = None;
+            if let Some(words) = &vocab {
+                allowed
+                    .get_or_insert_with(Default::default)
+                    .extend(words.iter().map(String::as_str));
+            }
+            if let Some(text) = vocab_text {
+                allowed
+                    .get_or_insert_with(Default::default)
+                    .extend(kenlm_tokens(text));
+            }
+            self.with(|c| c.limit_vocab(min_count, allowed.as_ref()))
+        });
+        PyCorpus {
+            inner: std::sync::RwLock::new(limited),
+        }
     }
 
     /// Closes the current document.

@@ -12,6 +12,11 @@ use pyo3::prelude::*;
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("MAX_ORDER", crate::counts::MAX_ORDER)?;
+    m.add(
+        "BINARY_MAGIC",
+        pyo3::types::PyBytes::new(m.py(), &crate::binary::MAGIC),
+    )?;
+    m.add("SMOOTHINGS", model::SMOOTHINGS.to_vec())?;
     m.add_class::<corpus::PyCorpus>()?;
     m.add_class::<model::PyModel>()?;
     m.add_function(wrap_pyfunction!(model::count_ngrams, m)?)?;

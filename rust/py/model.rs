@@ -9,10 +9,24 @@ use pyo3::types::PyDict;
 use super::corpus::PyCorpus;
 use super::errors::to_pyerr;
 use crate::error::Error;
-use crate::estimate::{fit, Smoothing};
+use crate::estimate::{fit, Pruning, Smoothing};
 use crate::model::Model;
 use crate::score::{score_corpus, OovPolicy};
 use crate::stream::PaddedStream;
+
+/// The estimator names [`parse_smoothing`] accepts (Python: `_core.SMOOTHINGS`, tested to equal
+/// `typing.get_args(fastppl.model.Smoothing)`).
+pub const SMOOTHINGS: [&str; 9] = [
+    "mle",
+    "additive",
+    "laplace",
+    "lidstone",
+    "witten_bell",
+    "absolute_discounting",
+    "kneser_ney",
+    "modified_kneser_ney",
+    "stupid_backoff",
+];
 
 /// Parses an estimator name and its parameters (defaults: k=1, discount=0.75, alpha=0.4).
 fn parse_smoothing(
@@ -38,8 +52,8 @@ fn parse_smoothing(
         },
         other => {
             return Err(Error::invalid(format!(
-                "unknown smoothing {other:?}; expected one of mle, additive, laplace, lidstone, \
-                 witten_bell, absolute_discounting, kneser_ney, modified_kneser_ney, stupid_backoff"
+                "unknown smoothing {other:?}; expected one of {}",
+                SMOOTHINGS.join(", ")
             )))
         }
     })
@@ -68,7 +82,7 @@ pub fn count_ngrams(
 /// Estimates a model within a memory budget and writes it as ARPA (see `external.rs`); returns
 /// (n-grams per order, sorted runs written, bytes spilled). Releases the GIL.
 #[pyfunction]
-#[pyo3(signature = (corpus, path, order, smoothing, memory, temp_dir, k=None, discount=None, alpha=None, discount_fallback=false))]
+#[pyo3(signature = (corpus, path, order, smoothing, memory, temp_dir, k=None, discount=None, alpha=None, discount_fallback=false, prune=Vec::new()))]
 #[allow(clippy::too_many_arguments)]
 pub fn estimate_arpa(
     py: Python<'_>,
@@ -82,13 +96,17 @@ pub fn estimate_arpa(
     discount: Option<f64>,
     alpha: Option<f64>,
     discount_fallback: bool,
+    prune: Vec<u64>,
 ) -> PyResult<(Vec<u64>, usize, u64)> {
     let smoothing =
         parse_smoothing(smoothing, k, discount, alpha, discount_fallback).map_err(to_pyerr)?;
+    let pruning = Pruning::new(&prune, order).map_err(to_pyerr)?;
     let budget = crate::external::Budget { memory, temp_dir };
     let s = py
         .detach(|| {
-            corpus.with(|c| crate::external::estimate_to_arpa(c, order, smoothing, &budget, &path))
+            corpus.with(|c| {
+                crate::external::estimate_to_arpa(c, order, smoothing, &pruning, &budget, &path)
+            })
         })
         .map_err(to_pyerr)?;
     Ok((s.ngram_counts, s.runs, s.bytes_spilled))
@@ -104,7 +122,7 @@ pub struct PyModel {
 impl PyModel {
     /// Counts `corpus` and estimates a model; releases the GIL while it works.
     #[staticmethod]
-    #[pyo3(signature = (corpus, order, smoothing, bos_eos=true, k=None, discount=None, alpha=None, discount_fallback=false))]
+    #[pyo3(signature = (corpus, order, smoothing, bos_eos=true, k=None, discount=None, alpha=None, discount_fallback=false, prune=Vec::new()))]
     #[allow(clippy::too_many_arguments)]
     fn fit(
         py: Python<'_>,
@@ -116,11 +134,13 @@ impl PyModel {
         discount: Option<f64>,
         alpha: Option<f64>,
         discount_fallback: bool,
+        prune: Vec<u64>,
     ) -> PyResult<Self> {
         let smoothing =
             parse_smoothing(smoothing, k, discount, alpha, discount_fallback).map_err(to_pyerr)?;
+        let pruning = Pruning::new(&prune, order).map_err(to_pyerr)?;
         let model = py
-            .detach(|| corpus.with(|c| fit(c, order, bos_eos, smoothing)))
+            .detach(|| corpus.with(|c| fit(c, order, bos_eos, smoothing, &pruning)))
             .map_err(to_pyerr)?;
         Ok(PyModel {
             model: Arc::new(model),
