@@ -58,6 +58,7 @@ use std::path::Path;
 use crate::compressed::{open_read, Output};
 use crate::counts::MAX_ORDER;
 use crate::error::{Error, Result};
+use crate::kenlm_float::push_log10;
 use crate::model::{Fallback, Model, OrderTable};
 use crate::probing::{Entry, ProbingTable};
 use crate::table::{key_prefix, key_word, pack, NONE};
@@ -565,80 +566,6 @@ fn ensure(model: &mut Model, ids: &[u32]) -> u32 {
     model.find(ids).unwrap_or(NONE)
 }
 
-/// A natural-log value as KenLM prints a float32 log10: shortest round-trip digits, decimal
-/// notation unless below 1e-6 in magnitude; log 0 as `-99`.
-pub fn format_log10(ln_value: f64) -> String {
-    let v = (ln_value / LN_10) as f32;
-    if v.is_nan() || v == f32::NEG_INFINITY {
-        "-99".to_string()
-    } else if v == 0.0 {
-        "0".to_string()
-    } else {
-        format_f32_shortest(v)
-    }
-}
-
-/// double-conversion's `ToShortestSingle` with KenLM's settings (decimal notation for decimal
-/// exponents in [-6, 21), else `d.ddde-7`): the shortest digits that read back to `v`; when two
-/// such digit strings are equally near `v`, the one ending in an even digit (Rust's own shortest
-/// formatting can pick the odd one there, e.g. -1.0195313 for -1.01953125).
-pub fn format_f32_shortest(v: f32) -> String {
-    let sci = format!("{:e}", v.abs());
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let mut digits: Vec<u8> = mantissa.bytes().filter(u8::is_ascii_digit).collect();
-    if is_near_tie(v, &digits, exp) {
-        round_tie_to_even(v, &mut digits, exp);
-    }
-    let digits = String::from_utf8(digits).unwrap_or_default();
-    let sign = if v < 0.0 { "-" } else { "" };
-    if !(-6..21).contains(&exp) {
-        let (first, rest) = digits.split_at(1);
-        let dot = if rest.is_empty() { "" } else { "." };
-        return format!("{sign}{first}{dot}{rest}e{exp}");
-    }
-    if exp < 0 {
-        let zeros = "0".repeat((-exp - 1) as usize);
-        return format!("{sign}0.{zeros}{digits}");
-    }
-    let int_len = exp as usize + 1;
-    if digits.len() <= int_len {
-        let zeros = "0".repeat(int_len - digits.len());
-        format!("{sign}{digits}{zeros}")
-    } else {
-        format!("{sign}{}.{}", &digits[..int_len], &digits[int_len..])
-    }
-}
-
-/// Whether `v` may lie exactly halfway between the shortest `digits` (decimal exponent `exp`) and
-/// their neighbour: a cheap float test that never misses a tie (the error of the scaling is far
-/// below the 1e-3 margin), so the exact test below runs for only a few values in a million.
-fn is_near_tie(v: f32, digits: &[u8], exp: i32) -> bool {
-    let n = digits.len() as i32;
-    let shown = digits
-        .iter()
-        .fold(0f64, |acc, d| acc * 10.0 + f64::from(d - b'0'));
-    let scaled = f64::from(v.abs()) * 10f64.powi(n - 1 - exp);
-    ((scaled - shown).abs() - 0.5).abs() < 1e-3
-}
-
-/// Replaces `digits` by the even one of two equally near candidates when `v` is an exact tie.
-fn round_tie_to_even(v: f32, digits: &mut [u8], exp: i32) {
-    let n = digits.len();
-    // exact decimal expansion of v (f32 -> f64 is exact): a tie is "<n digits>5000..."
-    let exact = format!("{:.*e}", n + 45, f64::from(v.abs()));
-    let (exact_mantissa, exact_exp) = exact.split_once('e').unwrap_or((&exact, "0"));
-    let exact_digits: Vec<u8> = exact_mantissa.bytes().filter(u8::is_ascii_digit).collect();
-    if exact_exp.parse::<i32>().ok() == Some(exp)
-        && exact_digits.len() > n
-        && exact_digits[n] == b'5'
-        && exact_digits[n + 1..].iter().all(|&d| d == b'0')
-        && (exact_digits[n - 1] - b'0') % 2 == 0
-    {
-        digits.copy_from_slice(&exact_digits[..n]);
-    }
-}
-
 /// Writes `model` as an ARPA file, compressed by the extension of `path` (.gz, .xz, .bz2).
 pub fn write_arpa(model: &Model, path: &Path) -> Result<()> {
     check_writable(model)?;
@@ -691,6 +618,28 @@ fn push_words(model: &Model, m: usize, entry: u32, out: &mut Vec<u8>) {
     }
 }
 
+/// Formats `items` in groups of `group` (one line each, appended by `line`) on all cores, and
+/// writes the lines in order.
+pub(crate) fn write_formatted<T: Sync>(
+    w: &mut impl Write,
+    items: &[T],
+    group: usize,
+    line: impl Fn(&[T], &mut Vec<u8>) + Sync,
+) -> io::Result<()> {
+    use rayon::prelude::*;
+    let texts: Vec<Vec<u8>> = items
+        .par_chunks(group * 4096)
+        .map(|part| {
+            let mut text = Vec::with_capacity(part.len() / group * 48);
+            for row in part.chunks_exact(group) {
+                line(row, &mut text);
+            }
+            text
+        })
+        .collect();
+    texts.iter().try_for_each(|text| w.write_all(text))
+}
+
 /// Writes `model` in ARPA form to `w` (see the module documentation for the layout).
 pub fn write_arpa_to(model: &Model, w: &mut impl Write) -> io::Result<()> {
     let order = model.order;
@@ -705,17 +654,16 @@ pub fn write_arpa_to(model: &Model, w: &mut impl Write) -> io::Result<()> {
     let mut line = Vec::with_capacity(256);
     for id in 0..model.vocab.len() as u32 {
         line.clear();
-        let p = if id == BOS {
-            "0".to_string()
+        if id == BOS {
+            line.push(b'0');
         } else {
-            format_log10(model.unigram_logp[id as usize])
-        };
-        line.extend_from_slice(p.as_bytes());
+            push_log10(&mut line, model.unigram_logp[id as usize]);
+        }
         line.push(b'\t');
         line.extend_from_slice(model.vocab.word(id).as_bytes());
         if order > 1 {
             line.push(b'\t');
-            line.extend_from_slice(format_log10(model.unigram_weight[id as usize]).as_bytes());
+            push_log10(&mut line, model.unigram_weight[id as usize]);
         }
         line.push(b'\n');
         w.write_all(&line)?;
@@ -736,18 +684,19 @@ pub fn write_arpa_to(model: &Model, w: &mut impl Write) -> io::Result<()> {
             next_rank[g as usize] = r as u32;
         }
         rank = next_rank;
-        for &(_, _, g) in &sorted {
-            let entry = table.table.entry(g);
-            line.clear();
-            line.extend_from_slice(format_log10(entry.logp).as_bytes());
-            line.push(b'\t');
-            push_words(model, m, g, &mut line);
-            if m < order {
+        for batch in sorted.chunks(1 << 16) {
+            write_formatted(w, batch, 1, |row, line| {
+                let g = row[0].2;
+                let entry = table.table.entry(g);
+                push_log10(line, entry.logp);
                 line.push(b'\t');
-                line.extend_from_slice(format_log10(entry.weight).as_bytes());
-            }
-            line.push(b'\n');
-            w.write_all(&line)?;
+                push_words(model, m, g, line);
+                if m < order {
+                    line.push(b'\t');
+                    push_log10(line, entry.weight);
+                }
+                line.push(b'\n');
+            })?;
         }
     }
     w.write_all(b"\n\\end\\\n")?;
@@ -804,51 +753,6 @@ mod tests {
         let mut o2 = Vec::new();
         write_arpa_to(&again, &mut o2).unwrap();
         assert_eq!(String::from_utf8(o2).unwrap(), text);
-    }
-
-    #[test]
-    fn formats_like_kenlm() {
-        let f = |x: f64| format_log10(x * LN_10);
-        assert_eq!(f(-0.0000978082), "-0.0000978082");
-        assert_eq!(f(-5.302619), "-5.302619");
-        assert_eq!(f(-1.5e-7), "-1.5e-7");
-        assert_eq!(f(0.0), "0");
-        assert_eq!(f(-0.0), "0");
-        assert_eq!(format_log10(f64::NEG_INFINITY), "-99");
-        // a tie between two shortest strings goes to the even digit, as double-conversion does
-        assert_eq!(format_f32_shortest(-1.0 - 5.0 / 256.0), "-1.0195312");
-        assert_eq!(format_f32_shortest(-1.0 - 37.0 / 256.0), "-1.1445312");
-        assert_eq!(format_f32_shortest(-12.5), "-12.5");
-        assert_eq!(format_f32_shortest(-100.0), "-100");
-        assert_eq!(format_f32_shortest(3e-7), "3e-7");
-        assert_eq!(format_f32_shortest(-0.000_001), "-0.000001");
-        for x in [-0.1f32, -5.302_619, -0.006_887_945, -1e-5, -37.25, -1e-9] {
-            assert_eq!(format_f32_shortest(x).parse::<f32>().unwrap(), x);
-        }
-    }
-
-    #[test]
-    fn the_tie_prefilter_misses_no_tie() {
-        // every f32 in [-128, 0) whose low mantissa bits make a tie possible, plus a sweep of all
-        // exponents: where the exact test changes the digits, the float test must have fired
-        let mut changed = 0;
-        let bits = (0u32..1 << 20)
-            .map(|i| 0xC000_0000 | (i << 3))
-            .chain((0u32..1 << 16).map(|i| 0xB000_0000 | (i * 12_345)));
-        for b in bits {
-            let v = f32::from_bits(b);
-            let sci = format!("{:e}", v.abs());
-            let (mantissa, exp) = sci.split_once('e').unwrap();
-            let exp: i32 = exp.parse().unwrap();
-            let digits: Vec<u8> = mantissa.bytes().filter(u8::is_ascii_digit).collect();
-            let mut even = digits.clone();
-            round_tie_to_even(v, &mut even, exp);
-            if even != digits {
-                changed += 1;
-                assert!(is_near_tie(v, &digits, exp), "missed the tie at {v:e}");
-            }
-        }
-        assert!(changed > 0, "the sweep should meet some ties");
     }
 
     #[test]

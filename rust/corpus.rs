@@ -229,6 +229,9 @@ impl Corpus {
         {
             self.end_document();
         }
+        // growth by doubling leaves up to half of each array unused: give it back
+        self.ids.shrink_to_fit();
+        self.sentence_offsets.shrink_to_fit();
     }
 
     /// The vocabulary of this corpus.

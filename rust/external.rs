@@ -28,7 +28,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::arpa::format_log10;
+use crate::arpa::write_formatted;
 use crate::compressed::Output;
 use crate::corpus::Corpus;
 use crate::error::{Error, Result};
@@ -37,8 +37,7 @@ use crate::estimate::{
     Smoothing,
 };
 use crate::spill::{KeyOrder, Layout, RecordReader, RecordStream, RecordWriter, Sorter, WorkDir};
-use crate::stream::PaddedStream;
-use crate::vocab::{Vocab, BOS};
+use crate::vocab::{Vocab, BOS, EOS};
 
 /// Fills the left of a highest-order record whose n-gram is shorter (at a sentence start).
 const PAD: u32 = u32::MAX;
@@ -52,7 +51,8 @@ pub const MIN_MEMORY: usize = 16 << 20;
 /// Where and how much.
 #[derive(Debug, Clone)]
 pub struct Budget {
-    /// Bytes of records held in memory at once (the sort buffers), like lmplz's `-S`.
+    /// Bytes of memory for the estimation, like lmplz's `-S`: the corpus and vocabulary held in
+    /// memory, and the sort buffers in what remains.
     pub memory: usize,
     /// Directory for the sorted runs (a fresh subdirectory is made and removed), like `-T`.
     pub temp_dir: PathBuf,
@@ -111,12 +111,39 @@ pub fn estimate_to_arpa(
             budget.memory
         )));
     }
+    let held = resident_bytes(corpus);
+    if budget.memory < held + MIN_MEMORY / 2 {
+        return Err(Error::invalid(format!(
+            "a memory budget of {} MiB is too small for this corpus: its token ids, vocabulary \
+             and per-word arrays alone take {} MiB, and the sorts need at least {} MiB more",
+            budget.memory >> 20,
+            held >> 20,
+            MIN_MEMORY >> 21
+        )));
+    }
+    let budget = Budget {
+        memory: budget.memory - held,
+        temp_dir: budget.temp_dir.clone(),
+    };
+    let budget = &budget;
     if corpus.num_tokens() == 0 && corpus.num_sentences() == 0 {
         return Err(Error::EmptyCorpus(
             "cannot fit a model on a corpus with no token".into(),
         ));
     }
     estimate_unchecked(corpus, order, smoothing, pruning, budget, path)
+}
+
+/// What stays in memory besides the sort buffers, so that the budget covers it (as lmplz's `-S`
+/// covers its vocabulary): the corpus's token ids and offsets, its vocabulary (words, hash map)
+/// and the per-word arrays of the estimation (an effective count, p and gamma).
+fn resident_bytes(corpus: &Corpus) -> usize {
+    let vocab = corpus.vocab();
+    let words: usize = (0..vocab.len() as u32).map(|id| vocab.word(id).len()).sum();
+    // per word: two boxed copies (list and hash map, >= 32 bytes of heap each), the map's
+    // slot (24 bytes at 7/8 load); then the estimation's 20 bytes
+    let per_word = 2 * (16 + 32) + 28 + 20;
+    corpus.num_tokens() * 4 + corpus.num_sentences() * 8 + vocab.len() * per_word + 2 * words
 }
 
 /// [`estimate_to_arpa`] without the argument checks (tests use tiny budgets to force many runs).
@@ -169,7 +196,6 @@ fn count_highest(
     memory: usize,
     dir: &WorkDir,
 ) -> Result<RecordStream> {
-    let stream = PaddedStream::new(corpus, true, None);
     let mut sorter = Sorter::new(
         Layout::new(order, 1, KeyOrder::Suffix),
         true,
@@ -179,8 +205,13 @@ fn count_highest(
     );
     let mut record = vec![PAD; order + 1];
     record[order] = 1;
-    for s in 0..stream.num_sentences() {
-        let sentence = &stream.ids[stream.offsets[s]..stream.offsets[s + 1]];
+    let mut sentence: Vec<u32> = Vec::new();
+    for s in 0..corpus.num_sentences() {
+        // <s> ... </s>, padded here rather than in a copy of the whole corpus
+        sentence.clear();
+        sentence.push(BOS);
+        sentence.extend_from_slice(corpus.sentence(s));
+        sentence.push(EOS);
         for end in 1..sentence.len() {
             let start = (end + 1).saturating_sub(order);
             let len = end + 1 - start;
@@ -566,8 +597,8 @@ fn missing_suffix(suffix: &[u32]) -> Error {
 }
 
 /// Appends a linear probability or weight as ARPA prints it (log10, as KenLM formats floats).
-fn push_log10(text: &mut Vec<u8>, linear: f64) {
-    text.extend_from_slice(format_log10(linear.ln()).as_bytes());
+fn push_linear(text: &mut Vec<u8>, linear: f64) {
+    crate::kenlm_float::push_log10(text, linear.ln());
 }
 
 /// The ARPA file being written, section by section.
@@ -616,13 +647,13 @@ impl ArpaOut {
             if id == BOS as usize {
                 self.line.push(b'0');
             } else {
-                push_log10(&mut self.line, unigrams.prob[id]);
+                push_linear(&mut self.line, unigrams.prob[id]);
             }
             self.line.push(b'\t');
             self.line
                 .extend_from_slice(vocab.word(id as u32).as_bytes());
             self.line.push(b'\t');
-            push_log10(&mut self.line, unigrams.weight[id]);
+            push_linear(&mut self.line, unigrams.weight[id]);
             self.line.push(b'\n');
             self.flush_line()?;
         }
@@ -639,8 +670,6 @@ impl ArpaOut {
         mut weights: Option<RecordReader>,
         vocab: &Vocab,
     ) -> Result<()> {
-        use rayon::prelude::*;
-        use std::io::Write;
         /// Lines formatted together (on all cores), then written in order.
         const BATCH: usize = 1 << 16;
         self.line
@@ -678,28 +707,19 @@ impl ArpaOut {
                 batch.extend_from_slice(&f64_words(gamma));
             }
             if batch.len() == BATCH * width || (record.is_none() && !batch.is_empty()) {
-                let texts: Vec<Vec<u8>> = batch
-                    .par_chunks(width * 4096)
-                    .map(|rows| {
-                        let mut text = Vec::with_capacity(rows.len() / width * 48);
-                        for row in rows.chunks_exact(width) {
-                            push_log10(&mut text, words_f64(&row[m..]));
-                            for (i, &w) in row[..m].iter().enumerate() {
-                                text.push(if i == 0 { b'\t' } else { b' ' });
-                                text.extend_from_slice(vocab.word(w).as_bytes());
-                            }
-                            if has_weights {
-                                text.push(b'\t');
-                                push_log10(&mut text, words_f64(&row[m + 2..]));
-                            }
-                            text.push(b'\n');
-                        }
-                        text
-                    })
-                    .collect();
-                for text in texts {
-                    self.out.write_all(&text).map_err(|e| self.io(e))?;
-                }
+                write_formatted(&mut self.out, &batch, width, |row, text| {
+                    push_linear(text, words_f64(&row[m..]));
+                    for (i, &w) in row[..m].iter().enumerate() {
+                        text.push(if i == 0 { b'\t' } else { b' ' });
+                        text.extend_from_slice(vocab.word(w).as_bytes());
+                    }
+                    if has_weights {
+                        text.push(b'\t');
+                        push_linear(text, words_f64(&row[m + 2..]));
+                    }
+                    text.push(b'\n');
+                })
+                .map_err(|e| self.io(e))?;
                 batch.clear();
             }
             if record.is_none() {
@@ -813,6 +833,25 @@ mod tests {
                 estimate_to_arpa(&c, order, smoothing, &Pruning::none(), &b, &out).unwrap_err();
             assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
         }
+        assert!(!out.exists());
+        // the budget covers the corpus: 3 M tokens (12 MiB of ids) leave too little of 16 MiB
+        let mut big = Corpus::new();
+        big.push_whitespace_text(&"a b c d e f\n".repeat(500_000), SentenceMode::Lines)
+            .unwrap();
+        big.finish();
+        let err = estimate_to_arpa(
+            &big,
+            3,
+            Smoothing::WittenBell,
+            &Pruning::none(),
+            &budget,
+            &out,
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("too small for this corpus"),
+            "{err}"
+        );
         assert!(!out.exists());
     }
 }

@@ -44,6 +44,7 @@ pub mod counts;
 pub mod error;
 pub mod estimate;
 pub mod external;
+pub mod kenlm_float;
 pub mod metrics;
 pub mod model;
 pub mod probing;

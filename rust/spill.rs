@@ -10,9 +10,9 @@
 //! in each run and again while merging.
 
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+use std::collections::binary_heap::{BinaryHeap, PeekMut};
 use std::fs::{self, File};
-use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::io::{self, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 
@@ -174,30 +174,65 @@ impl<'d> RecordWriter<'d> {
 
 /// Reads the records of a file written by [`RecordWriter`], and deletes the file when done.
 pub struct RecordReader {
-    input: BufReader<File>,
+    input: File,
     path: PathBuf,
-    record: Vec<u32>,
+    width: usize,
+    /// Records read ahead, whole ones only; `block[pos..len]` not handed out yet.
+    block: Vec<u32>,
+    pos: usize,
+    len: usize,
 }
 
 impl RecordReader {
-    /// Reads `path` with a buffer of `buffer` bytes.
+    /// Reads `path` in blocks of about `buffer` bytes.
     fn open(path: PathBuf, layout: Layout, buffer: usize) -> Result<Self> {
-        let file = File::open(&path).map_err(io_error(&path))?;
+        let input = File::open(&path).map_err(io_error(&path))?;
+        let records = (buffer / layout.bytes()).max(1);
         Ok(RecordReader {
-            input: BufReader::with_capacity(buffer, file),
+            input,
             path,
-            record: vec![0; layout.width],
+            width: layout.width,
+            block: vec![0; records * layout.width],
+            pos: 0,
+            len: 0,
         })
     }
 
-    /// The next record, or `None` at the end of the file.
-    pub fn next_record(&mut self) -> Result<Option<&[u32]>> {
-        let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut self.record);
-        match self.input.read_exact(bytes) {
-            Ok(()) => Ok(Some(&self.record)),
-            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Ok(None),
-            Err(e) => Err(io_error(&self.path)(e)),
+    /// Reads the next block of whole records; `len` is 0 at the end of the file.
+    fn refill(&mut self) -> Result<()> {
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut self.block);
+        let mut filled = 0;
+        while filled < bytes.len() {
+            match self.input.read(&mut bytes[filled..]) {
+                Ok(0) => break,
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(io_error(&self.path)(e)),
+            }
         }
+        if filled % (self.width * 4) != 0 {
+            return Err(io_error(&self.path)(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the file ends inside a record (was it truncated?)",
+            )));
+        }
+        self.pos = 0;
+        self.len = filled / 4;
+        Ok(())
+    }
+
+    /// The next record, or `None` at the end of the file.
+    #[inline]
+    pub fn next_record(&mut self) -> Result<Option<&[u32]>> {
+        if self.pos == self.len {
+            self.refill()?;
+            if self.len == 0 {
+                return Ok(None);
+            }
+        }
+        let start = self.pos;
+        self.pos += self.width;
+        Ok(Some(&self.block[start..self.pos]))
     }
 
     /// Reads the next record into `record`; false at the end of the file.
@@ -218,7 +253,11 @@ impl Drop for RecordReader {
     }
 }
 
-/// Sorts records within a memory budget, spilling sorted runs to disk.
+/// A run being sorted and written in the background: its file and size once done.
+type PendingRun = std::thread::JoinHandle<Result<(PathBuf, usize)>>;
+
+/// Sorts records within a memory budget, spilling sorted runs to disk. A full buffer is sorted
+/// and written by a background thread while the next one fills.
 pub struct Sorter<'d> {
     layout: Layout,
     combine: bool,
@@ -228,14 +267,16 @@ pub struct Sorter<'d> {
     dir: &'d WorkDir,
     name: String,
     runs: Vec<PathBuf>,
+    pending: Option<PendingRun>,
 }
 
 impl<'d> Sorter<'d> {
     /// A sorter that holds at most about `budget` bytes of records in memory (at least a few
     /// thousand records); `combine` adds up the first payload word of records with equal keys.
     pub fn new(layout: Layout, combine: bool, budget: usize, dir: &'d WorkDir, name: &str) -> Self {
-        // the buffer, plus the order of its records, plus (at the end) a sorted copy
-        let capacity = (budget / (2 * layout.bytes() + 4)).max(4096);
+        // the buffer filling, and the one being spilled: itself, the sort keys of its records
+        // (a packed key and an index, 36 bytes) or (later) its sorted copy
+        let capacity = (budget / (3 * layout.bytes() + 36)).max(4096);
         Sorter {
             layout,
             combine,
@@ -245,6 +286,7 @@ impl<'d> Sorter<'d> {
             dir,
             name: name.to_string(),
             runs: Vec::new(),
+            pending: None,
         }
     }
 
@@ -262,43 +304,37 @@ impl<'d> Sorter<'d> {
         Ok(())
     }
 
-    /// The records in memory, sorted (combined when asked), as one flat array.
-    fn sorted_buffer(&mut self) -> Result<Vec<u32>> {
-        let layout = self.layout;
-        let width = layout.width;
-        let buffer = std::mem::take(&mut self.buffer);
-        let record = |i: u32| &buffer[i as usize * width..(i as usize + 1) * width];
-        let mut index: Vec<u32> = (0..(buffer.len() / width) as u32).collect();
-        index.par_sort_unstable_by(|&a, &b| layout.compare(record(a), record(b)));
-        let mut sorted: Vec<u32> = Vec::with_capacity(buffer.len());
-        for i in index {
-            let r = record(i);
-            let last = sorted.len().wrapping_sub(width);
-            if self.combine
-                && !sorted.is_empty()
-                && layout.compare(&sorted[last..], r) == Ordering::Equal
-            {
-                add_count(&mut sorted[last + layout.key_len], r[layout.key_len])?;
-            } else {
-                sorted.extend_from_slice(r);
-            }
-        }
-        Ok(sorted)
-    }
-
+    /// Hands the full buffer to a background thread that sorts it and writes it as a run
+    /// (after the previous run is done, so that at most two buffers exist).
     fn spill(&mut self) -> Result<()> {
-        let sorted = self.sorted_buffer()?;
+        self.wait_for_run()?;
+        let buffer = std::mem::take(&mut self.buffer);
         let path = self
             .dir
             .file(&format!("{}-run{}", self.name, self.runs.len()));
-        let mut out =
-            BufWriter::with_capacity(1 << 20, File::create(&path).map_err(io_error(&path))?);
-        out.write_all(bytemuck::cast_slice(&sorted))
-            .and_then(|()| out.flush())
-            .map_err(io_error(&path))?;
-        self.runs.push(path);
-        self.dir.runs.fetch_add(1, Relaxed);
-        self.dir.wrote(sorted.len() * 4);
+        let (layout, combine) = (self.layout, self.combine);
+        self.pending = Some(std::thread::spawn(move || {
+            let sorted = sorted_records(buffer, layout, combine)?;
+            let mut out =
+                BufWriter::with_capacity(1 << 20, File::create(&path).map_err(io_error(&path))?);
+            out.write_all(bytemuck::cast_slice(&sorted))
+                .and_then(|()| out.flush())
+                .map_err(io_error(&path))?;
+            Ok((path, sorted.len() * 4))
+        }));
+        Ok(())
+    }
+
+    /// Waits for the run being written, if any, and records it.
+    fn wait_for_run(&mut self) -> Result<()> {
+        if let Some(pending) = self.pending.take() {
+            let (path, bytes) = pending
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+            self.runs.push(path);
+            self.dir.runs.fetch_add(1, Relaxed);
+            self.dir.wrote(bytes);
+        }
         Ok(())
     }
 
@@ -308,6 +344,7 @@ impl<'d> Sorter<'d> {
         if !self.buffer.is_empty() {
             self.spill()?;
         }
+        self.wait_for_run()?;
         let runs = std::mem::take(&mut self.runs);
         // share the budget between the runs' read buffers
         let buffer = (self.budget / (runs.len() + 1)).clamp(1 << 16, 1 << 22);
@@ -317,6 +354,89 @@ impl<'d> Sorter<'d> {
             .collect::<Result<Vec<_>>>()?;
         RecordStream::new(self.layout, self.combine, readers)
     }
+}
+
+/// Keys packed into a `u128` whose integer order is the layout's key order: each word in `bits`
+/// bits, the most significant one first (the last word for suffix order). Word values are those
+/// of the buffer, at most `max`, or `u32::MAX` (a padding word), packed as `max + 1`.
+struct PackedKeys {
+    layout: Layout,
+    bits: u32,
+    max: u32,
+}
+
+impl PackedKeys {
+    /// The packing for the keys of `buffer`, if they fit in 128 bits.
+    fn for_records(buffer: &[u32], layout: Layout) -> Option<Self> {
+        let max = buffer
+            .par_chunks_exact(layout.width)
+            .map(|r| {
+                r[..layout.key_len]
+                    .iter()
+                    .copied()
+                    .filter(|&w| w != u32::MAX)
+                    .max()
+                    .unwrap_or(0)
+            })
+            .max()
+            .unwrap_or(0);
+        let bits = 32 - max.checked_add(1)?.leading_zeros();
+        (bits as usize * layout.key_len <= 128).then_some(PackedKeys { layout, bits, max })
+    }
+
+    #[inline]
+    fn key(&self, record: &[u32]) -> u128 {
+        let word = |w: u32| u128::from(if w == u32::MAX { self.max + 1 } else { w });
+        let key = &record[..self.layout.key_len];
+        match self.layout.order {
+            KeyOrder::Prefix => key.iter().fold(0, |k, &w| (k << self.bits) | word(w)),
+            KeyOrder::Suffix => key.iter().rev().fold(0, |k, &w| (k << self.bits) | word(w)),
+        }
+    }
+}
+
+impl Drop for Sorter<'_> {
+    fn drop(&mut self) {
+        // a run still being written (after an error elsewhere) must be on disk before its work
+        // directory is removed
+        if let Some(pending) = self.pending.take() {
+            let _ = pending.join();
+        }
+    }
+}
+
+/// `buffer`'s records, sorted (combined when asked), as one flat array.
+fn sorted_records(buffer: Vec<u32>, layout: Layout, combine: bool) -> Result<Vec<u32>> {
+    let width = layout.width;
+    let record = |i: u32| &buffer[i as usize * width..(i as usize + 1) * width];
+    let index: Vec<u32> = match PackedKeys::for_records(&buffer, layout) {
+        Some(packed) => {
+            // the keys as 128-bit integers that compare as the records do: a fast sort
+            let mut keys: Vec<(u128, u32)> = buffer
+                .par_chunks_exact(width)
+                .enumerate()
+                .map(|(i, r)| (packed.key(r), i as u32))
+                .collect();
+            keys.par_sort_unstable_by_key(|&(k, _)| k);
+            keys.into_iter().map(|(_, i)| i).collect()
+        }
+        None => {
+            let mut index: Vec<u32> = (0..(buffer.len() / width) as u32).collect();
+            index.par_sort_unstable_by(|&a, &b| layout.compare(record(a), record(b)));
+            index
+        }
+    };
+    let mut sorted: Vec<u32> = Vec::with_capacity(buffer.len());
+    for i in index {
+        let r = record(i);
+        let last = sorted.len().wrapping_sub(width);
+        if combine && !sorted.is_empty() && layout.compare(&sorted[last..], r) == Ordering::Equal {
+            add_count(&mut sorted[last + layout.key_len], r[layout.key_len])?;
+        } else {
+            sorted.extend_from_slice(r);
+        }
+    }
+    Ok(sorted)
 }
 
 fn add_count(into: &mut u32, count: u32) -> Result<()> {
@@ -388,14 +508,20 @@ impl RecordStream {
         })
     }
 
-    /// Moves the smallest head into `current` and refills its source's head.
-    fn pop_into_current(&mut self) -> Result<()> {
-        let Some(mut head) = self.heap.pop() else {
+    /// Moves the smallest head into `current` (or adds its count to it, `into_current` false)
+    /// and refills that source's head in place (one sift instead of a pop and a push).
+    fn take_top(&mut self, into_current: bool) -> Result<()> {
+        let Some(mut top) = self.heap.peek_mut() else {
             return Ok(());
         };
-        std::mem::swap(&mut self.current, &mut head.record);
-        if self.sources[head.source].read_into(&mut head.record)? {
-            self.heap.push(head);
+        if into_current {
+            std::mem::swap(&mut self.current, &mut top.record);
+        } else {
+            let k = self.layout.key_len;
+            add_count(&mut self.current[k], top.record[k])?;
+        }
+        if !self.sources[top.source].read_into(&mut top.record)? {
+            PeekMut::pop(top);
         }
         Ok(())
     }
@@ -405,19 +531,13 @@ impl RecordStream {
         if self.heap.is_empty() {
             return Ok(None);
         }
-        self.pop_into_current()?;
+        self.take_top(true)?;
         if self.combine {
-            let k = self.layout.key_len;
             while let Some(top) = self.heap.peek() {
                 if self.layout.compare(&top.record, &self.current) != Ordering::Equal {
                     break;
                 }
-                let count = top.record[k];
-                let mut head = self.heap.pop().expect("peeked");
-                add_count(&mut self.current[k], count)?;
-                if self.sources[head.source].read_into(&mut head.record)? {
-                    self.heap.push(head);
-                }
+                self.take_top(false)?;
             }
         }
         Ok(Some(&self.current))
@@ -444,6 +564,35 @@ mod tests {
                 [h % 7, (h >> 8) % 5, 1]
             })
             .collect()
+    }
+
+    #[test]
+    fn packed_keys_sort_as_the_layout_compares() {
+        // small ids with padding (packed), and ids too large for 5 x 26 bits (compared)
+        for (len, scale) in [(3usize, 1000u32), (5, 1000), (5, 1 << 30)] {
+            for order in [KeyOrder::Prefix, KeyOrder::Suffix] {
+                let layout = Layout::new(len, 1, order);
+                let mut buffer = Vec::new();
+                for i in 0..20_000u32 {
+                    let h = i.wrapping_mul(2_654_435_761);
+                    for j in 0..len as u32 {
+                        let w = (h >> (j * 3)) % 11;
+                        buffer.push(if w == 10 { u32::MAX } else { w * (scale / 10) });
+                    }
+                    buffer.push(1);
+                }
+                let packed = PackedKeys::for_records(&buffer, layout);
+                assert_eq!(packed.is_some(), scale < (1 << 25), "{len} {scale}");
+                let mut expected: Vec<&[u32]> = buffer.chunks_exact(len + 1).collect();
+                expected.sort_by(|a, b| layout.compare(a, b));
+                let sorted = sorted_records(buffer.clone(), layout, false).unwrap();
+                let got: Vec<&[u32]> = sorted.chunks_exact(len + 1).collect();
+                for (g, e) in got.iter().zip(&expected) {
+                    assert_eq!(layout.compare(g, e), Ordering::Equal);
+                }
+                assert_eq!(got.len(), expected.len());
+            }
+        }
     }
 
     #[test]

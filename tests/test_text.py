@@ -428,3 +428,48 @@ def test_split_terminators_properties(tokens):
         assert all(t not in ".!?" for t in s[:-1])
         if i < len(sents) - 1:
             assert s[-1] in ".!?"
+
+
+# ---- reading in pieces (iter_text): the same text, whatever the piece size ------------------
+@given(
+    lines=st.lists(st.text(alphabet=st.sampled_from("ab é\r\t%Σς€𝄞"), max_size=12), max_size=12),
+    final_newline=st.booleans(),
+    size=st.integers(min_value=1, max_value=9),
+    translate=st.booleans(),
+)
+def test_pieces_join_to_the_whole_text(tmp_path_factory, lines, final_newline, size, translate):
+    data = ("\n".join(lines) + ("\n" if final_newline and lines else "")).encode()
+    p = tmp_path_factory.mktemp("pieces") / "t.txt"
+    p.write_bytes(data)
+    options = {"skip_line_prefixes": ("%",), "lowercase": True, "translate_newlines": translate}
+    pieces = list(fptext.iter_text(p, chunk_bytes=size, **options))
+    assert "".join(pieces) == read_text(p, **options)
+    # every piece but the last ends a line
+    assert all(piece.endswith("\n") for piece in pieces[:-1])
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 5, 8, 64])
+def test_invalid_utf8_offset_and_line_across_pieces(tmp_path, size):
+    p = tmp_path / "bad.txt"
+    p.write_bytes(b"first line\nsecond\n\xc3\xa9t\xe9\nlast\n")
+    with pytest.raises(CorpusDecodeError) as info:
+        list(fptext.iter_text(p, chunk_bytes=size))
+    assert (info.value.byte_offset, info.value.line) == (21, 3)
+    # a multi-byte character cut between pieces is not an error
+    p.write_bytes("é€𝄞\n".encode() * 5)
+    assert "".join(fptext.iter_text(p, chunk_bytes=size)) == "é€𝄞\n" * 5
+
+
+def test_line_corpora_are_read_in_pieces(tmp_path, monkeypatch):
+    """Corpus.from_file reads one-sentence-per-line text in pieces, with the same result."""
+    from fastppl import Corpus
+
+    p = tmp_path / "t.txt"
+    p.write_text("a b c\n\nd e\r\nf  g h\n" * 50 + "last line", encoding="utf-8")
+    whole = {
+        t: list(Corpus.from_file(p, tokenizer=t, sentences="lines"))
+        for t in ("kenlm", "whitespace")
+    }
+    monkeypatch.setattr(fptext, "CHUNK_BYTES", 7)
+    for t, sentences in whole.items():
+        assert list(Corpus.from_file(p, tokenizer=t, sentences="lines")) == sentences

@@ -72,7 +72,6 @@ def _add_text_options(p: argparse.ArgumentParser) -> None:
 def _read_corpus(path: str | None, args: argparse.Namespace):
     """The corpus in `path` (a file, or standard input for None or '-')."""
     from fastppl.corpus import Corpus
-    from fastppl.text import read_text
 
     options = {
         "tokenizer": args.tokenizer,
@@ -81,10 +80,7 @@ def _read_corpus(path: str | None, args: argparse.Namespace):
         "skip_line_prefixes": tuple(args.skip_line_prefix),
     }
     if path is None or path == "-":
-        text = read_text(
-            "/dev/stdin", encoding=args.encoding, translate_newlines=args.tokenizer != "kenlm"
-        )
-        return Corpus.from_text(text, **options)
+        path = "/dev/stdin"  # read in pieces as a file is
     return Corpus.from_file(path, encoding=args.encoding, **options)
 
 

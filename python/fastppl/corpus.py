@@ -16,10 +16,17 @@ from fastppl.text import (
     SentenceMode,
     Tokenizer,
     clean_text,
+    iter_text,
     read_text,
     resolve_sentences,
     tokenize_text,
 )
+
+
+def _checked_tokenizer(tokenizer: str) -> str:
+    if tokenizer not in TOKENIZERS:
+        raise InvalidArgumentError(f"tokenizer must be one of {TOKENIZERS}, got {tokenizer!r}")
+    return tokenizer
 
 
 class Corpus:
@@ -163,23 +170,26 @@ class Corpus:
     ) -> Corpus:
         """One document per file; options as in :meth:`from_file`."""
         corpus = cls(_core.Corpus())
+        # one sentence per line: read in pieces of whole lines, never the whole file at once
+        by_lines = resolve_sentences(_checked_tokenizer(tokenizer), sentences) == "lines"
         for path in paths:
-            text = read_text(
-                path,
-                encoding=encoding,
-                errors=errors,
-                skip_line_prefixes=skip_line_prefixes,
-                lowercase=lowercase,
-                translate_newlines=tokenizer != "kenlm",
-            )
-            corpus._add_text(
-                text,
-                tokenizer=tokenizer,
-                sentences=sentences,
-                lowercase=False,
-                skip_line_prefixes=(),
-                language=language,
-            )
+            options = {
+                "encoding": encoding,
+                "errors": errors,
+                "skip_line_prefixes": skip_line_prefixes,
+                "lowercase": lowercase,
+                "translate_newlines": tokenizer != "kenlm",
+            }
+            pieces = iter_text(path, **options) if by_lines else [read_text(path, **options)]
+            for text in pieces:
+                corpus._add_text(
+                    text,
+                    tokenizer=tokenizer,
+                    sentences=sentences,
+                    lowercase=False,
+                    skip_line_prefixes=(),
+                    language=language,
+                )
             corpus._inner.end_document()
         return corpus
 
@@ -195,8 +205,7 @@ class Corpus:
     ) -> None:
         if not isinstance(text, str):
             raise InvalidTypeError(f"text must be str, got {type(text).__name__}")
-        if tokenizer not in TOKENIZERS:
-            raise InvalidArgumentError(f"tokenizer must be one of {TOKENIZERS}, got {tokenizer!r}")
+        _checked_tokenizer(tokenizer)
         if sentences is not None and sentences not in SENTENCE_MODES:
             raise InvalidArgumentError(
                 f"sentences must be one of {SENTENCE_MODES}, got {sentences!r}"

@@ -33,10 +33,11 @@ from __future__ import annotations
 import bz2
 import codecs
 import gzip
+import itertools
 import lzma
 import re
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from os import PathLike, fspath
 from pathlib import Path
 from typing import Literal, get_args
@@ -57,6 +58,7 @@ __all__ = [
     "SentenceMode",
     "Tokenizer",
     "clean_text",
+    "iter_text",
     "kenlm_sentences",
     "punkt_available",
     "read_text",
@@ -94,14 +96,18 @@ def _choice(name: str, value: object, choices: tuple[str, ...]) -> None:
         )
 
 
-def _read_bytes(path: str | PathLike[str]) -> bytes:
+#: Bytes read (decompressed) at a time by `iter_text`.
+CHUNK_BYTES = 1 << 23
+
+
+def _read_chunks(path: str | PathLike[str], size: int) -> Iterator[bytes]:
+    """The (decompressed) bytes of `path`, `size` at a time."""
     p = Path(path)
     opener = _OPENERS.get(p.suffix.lower())
     try:
-        if opener is None:
-            return p.read_bytes()
-        with opener(p, "rb") as f:
-            return f.read()
+        with open(p, "rb") if opener is None else opener(p, "rb") as f:
+            while chunk := f.read(size):
+                yield chunk
     except FileNotFoundError:
         raise CorpusFileNotFoundError(None, fspath(path)) from None
     except (OSError, EOFError, lzma.LZMAError) as exc:
@@ -110,6 +116,54 @@ def _read_bytes(path: str | PathLike[str]) -> bytes:
         raise CorpusDecodeError(
             f"cannot decompress {fspath(path)!r} as {p.suffix} ({exc})", fspath(path)
         ) from exc
+
+
+def iter_text(
+    path: str | PathLike[str],
+    encoding: str = "utf-8",
+    errors: DecodeErrors = "strict",
+    skip_line_prefixes: Iterable[str] = (),
+    lowercase: bool = False,
+    *,
+    translate_newlines: bool = True,
+    chunk_bytes: int | None = None,
+) -> Iterator[str]:
+    """:func:`read_text` in pieces of whole lines (about ``chunk_bytes`` bytes each, default
+    `CHUNK_BYTES`; the last one possibly without a final newline), so that a large file is never
+    whole in memory; joined, the pieces are exactly what :func:`read_text` returns. Same
+    arguments and errors."""
+    _choice("errors", errors, DECODE_ERRORS)
+    try:
+        decoder = codecs.getincrementaldecoder(encoding)(errors)
+    except (LookupError, TypeError):
+        raise InvalidArgumentError(f"encoding={encoding!r} is not a known codec") from None
+    prefixes = _check_prefixes(skip_line_prefixes)
+    fed = newlines = 0  # bytes given to the decoder so far, and the b"\n" among them
+    carry = ""  # text after the last "\n" seen
+    for data in itertools.chain(_read_chunks(path, chunk_bytes or CHUNK_BYTES), [b""]):
+        pending = decoder.getstate()[0]
+        try:
+            text = carry + decoder.decode(data, final=not data)
+        except UnicodeDecodeError as exc:
+            both = pending + data
+            offset = fed - len(pending) + exc.start
+            line = newlines - pending.count(b"\n") + both.count(b"\n", 0, exc.start) + 1
+            raise CorpusDecodeError(
+                f"{fspath(path)!r} is not valid {encoding}: {exc.reason} at byte offset {offset} "
+                f"(line {line}); pass errors='replace' or errors='ignore' to read it anyway",
+                fspath(path),
+                offset,
+                line,
+            ) from None
+        fed += len(data)
+        newlines += data.count(b"\n")
+        end = text.rfind("\n") + 1 if data else len(text)
+        text, carry = text[:end], text[end:]
+        if translate_newlines and "\r" in text:
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        text = clean_text(text, prefixes, lowercase)
+        if text:
+            yield text
 
 
 def read_text(
@@ -154,28 +208,16 @@ def read_text(
     >>> read_text(p, skip_line_prefixes=("%",), lowercase=True)
     'olá mundo\n'
     """
-    _choice("errors", errors, DECODE_ERRORS)
-    try:
-        codecs.lookup(encoding)
-    except (LookupError, TypeError):
-        raise InvalidArgumentError(f"encoding={encoding!r} is not a known codec") from None
-    prefixes = _check_prefixes(skip_line_prefixes)
-    data = _read_bytes(path)
-    try:
-        text = data.decode(encoding, errors)
-    except UnicodeDecodeError as exc:
-        offset = exc.start
-        line = data.count(b"\n", 0, offset) + 1
-        raise CorpusDecodeError(
-            f"{fspath(path)!r} is not valid {encoding}: {exc.reason} at byte offset {offset} "
-            f"(line {line}); pass errors='replace' or errors='ignore' to read it anyway",
-            fspath(path),
-            offset,
-            line,
-        ) from None
-    if translate_newlines and "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return clean_text(text, prefixes, lowercase)
+    return "".join(
+        iter_text(
+            path,
+            encoding,
+            errors,
+            skip_line_prefixes,
+            lowercase,
+            translate_newlines=translate_newlines,
+        )
+    )
 
 
 def _check_prefixes(skip_line_prefixes: Iterable[str]) -> tuple[str, ...]:

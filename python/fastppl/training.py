@@ -80,9 +80,10 @@ def train_arpa(
     """Estimates an n-gram model on ``corpus`` within a memory budget and writes it as ARPA.
 
     The result is the file ``NGramModel.fit(corpus, order, smoothing, **params).to_arpa(path)``
-    would write, byte for byte, but the n-gram counts live in sorted runs on disk: only
-    ``memory`` bytes of them (plus the corpus's token ids, 4 bytes per token, and one array
-    per word type) are in memory at once. Use it when a model's counts do not fit in memory
+    would write, byte for byte, but the n-gram counts live in sorted runs on disk: the corpus
+    (its token ids, 4 bytes per token, and its vocabulary) and the sort buffers share the
+    ``memory`` budget, as in lmplz, and each run is sorted and written in the background while
+    the next one fills. Use it when a model's counts do not fit in memory
     (``fit`` needs about 60 bytes per n-gram); load the result with ``NGramModel.from_arpa``
     or ``fastppl eval``. Sentences are padded ``<s> ... </s>`` as ARPA models require.
 
@@ -94,8 +95,10 @@ def train_arpa(
         smoothing: an interpolated estimator: ``"modified_kneser_ney"`` (as lmplz;
             ``discount_fallback``), ``"kneser_ney"`` or ``"absolute_discounting"``
             (``discount``), ``"witten_bell"``.
-        memory: bytes of n-gram records held in memory at once, like lmplz's ``-S``: an int,
-            ``"4G"``, ``"512M"``, ``"80%"``. At least ``fastppl._core.MIN_MEMORY`` (16 MiB).
+        memory: the memory budget of the estimation, like lmplz's ``-S``: an int, ``"4G"``,
+            ``"512M"``, ``"80%"``. It covers the corpus held in memory and the sort buffers (not
+            the Python interpreter, nor reading the text, which `Corpus.from_file` does in
+            pieces). At least ``fastppl._core.MIN_MEMORY`` (16 MiB), and more than the corpus.
         temp_dir: where the sorted runs go (a fresh subdirectory, removed afterwards), like
             lmplz's ``-T``; default: the system's temporary directory. It needs room for
             about three times the counts (24 bytes per 5-gram occurrence at most).
