@@ -8,8 +8,10 @@ needed) and pass the directory of its binaries:
 
 Text: the Project Gutenberg shards of ``../shared/corpora/gutenberg`` (~56 M tokens), one
 sentence per line, tokens split on whitespace (lmplz's input format; fastppl reads the same file
-with ``tokenizer="whitespace", sentences="lines"``). Every measurement runs in its own process
-under ``/usr/bin/time -v`` (wall time and peak RSS); repeated runs report medians.
+with ``tokenizer="kenlm"``, KenLM's own splitting, so both count the same tokens). Every
+measurement runs in its own process under ``/usr/bin/time -v`` (wall time and peak RSS);
+repeated runs report medians. ``--memory`` is both lmplz's ``-S`` and fastppl's
+``train_arpa(memory=...)``; ``NGramModel.fit`` (all counts in memory) is timed beside them.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ GUTENBERG = sorted((SHARED / "corpora" / "gutenberg").glob("gutenberg-*.txt.xz")
 FIT = """
 import json, sys, time, fastppl
 t = time.perf_counter()
-c = fastppl.Corpus.from_file(sys.argv[1], tokenizer="whitespace", sentences="lines")
+c = fastppl.Corpus.from_file(sys.argv[1], tokenizer="kenlm")
 read = time.perf_counter() - t
 t = time.perf_counter()
 m = fastppl.NGramModel.fit(c, order=int(sys.argv[2]), smoothing="modified_kneser_ney")
@@ -47,7 +49,7 @@ print(json.dumps({"read": read, "fit": fit, "write": write, "ngrams": m.ngram_co
 TRAIN = """
 import json, sys, time, fastppl
 t = time.perf_counter()
-c = fastppl.Corpus.from_file(sys.argv[1], tokenizer="whitespace", sentences="lines")
+c = fastppl.Corpus.from_file(sys.argv[1], tokenizer="kenlm")
 read = time.perf_counter() - t
 t = time.perf_counter()
 s = fastppl.train_arpa(c, sys.argv[3], order=int(sys.argv[2]), memory=sys.argv[4],
@@ -62,7 +64,7 @@ import json, sys, time, fastppl
 t = time.perf_counter()
 m = fastppl.NGramModel.from_arpa(sys.argv[1])
 load = time.perf_counter() - t
-c = fastppl.Corpus.from_file(sys.argv[2], tokenizer="whitespace", sentences="lines")
+c = fastppl.Corpus.from_file(sys.argv[2], tokenizer="kenlm")
 t = time.perf_counter()
 r = m.evaluate(c)
 score = time.perf_counter() - t
