@@ -618,6 +618,23 @@ fn push_words(model: &Model, m: usize, entry: u32, out: &mut Vec<u8>) {
     }
 }
 
+/// Writes the `\data\` header: the number of n-grams of each order, unigrams first.
+pub(crate) fn write_header(w: &mut impl Write, counts: &[u64]) -> io::Result<()> {
+    w.write_all(b"\\data\\\n")?;
+    for (i, c) in counts.iter().enumerate() {
+        writeln!(w, "ngram {}={c}", i + 1)?;
+    }
+    Ok(())
+}
+
+/// Writes the line that opens the section of the n-grams of order `m`.
+pub(crate) fn write_section_start(w: &mut impl Write, m: usize) -> io::Result<()> {
+    write!(w, "\n\\{m}-grams:\n")
+}
+
+/// The file's last line.
+pub(crate) const END: &[u8] = b"\n\\end\\\n";
+
 /// Formats `items` in groups of `group` (one line each, appended by `line`) on all cores, and
 /// writes the lines in order.
 pub(crate) fn write_formatted<T: Sync>(
@@ -643,14 +660,12 @@ pub(crate) fn write_formatted<T: Sync>(
 /// Writes `model` in ARPA form to `w` (see the module documentation for the layout).
 pub fn write_arpa_to(model: &Model, w: &mut impl Write) -> io::Result<()> {
     let order = model.order;
-    let counts: Vec<usize> = std::iter::once(model.vocab.len())
+    let counts: Vec<u64> = std::iter::once(model.vocab.len())
         .chain(model.higher.iter().map(|t| t.table.len()))
+        .map(|n| n as u64)
         .collect();
-    w.write_all(b"\\data\\\n")?;
-    for (i, c) in counts.iter().enumerate() {
-        writeln!(w, "ngram {}={c}", i + 1)?;
-    }
-    w.write_all(b"\n\\1-grams:\n")?;
+    write_header(w, &counts)?;
+    write_section_start(w, 1)?;
     let mut line = Vec::with_capacity(256);
     for id in 0..model.vocab.len() as u32 {
         line.clear();
@@ -672,7 +687,7 @@ pub fn write_arpa_to(model: &Model, w: &mut impl Write) -> io::Result<()> {
     let mut rank: Vec<u32> = (0..model.vocab.len() as u32).collect();
     for m in 2..=order {
         let table = &model.higher[m - 2];
-        writeln!(w, "\n\\{m}-grams:")?;
+        write_section_start(w, m)?;
         let mut sorted: Vec<(u32, u32, u32)> = table
             .table
             .iter()
@@ -699,7 +714,7 @@ pub fn write_arpa_to(model: &Model, w: &mut impl Write) -> io::Result<()> {
             })?;
         }
     }
-    w.write_all(b"\n\\end\\\n")?;
+    w.write_all(END)?;
     Ok(())
 }
 

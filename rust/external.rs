@@ -26,9 +26,10 @@
 //! Unigram arrays (one entry per word type) stay in memory. The corpus is read from memory as it
 //! is for in-memory estimation (4 bytes per token).
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::arpa::write_formatted;
+use crate::arpa::{write_formatted, write_header, write_section_start, END};
 use crate::compressed::Output;
 use crate::corpus::Corpus;
 use crate::error::{Error, Result};
@@ -36,11 +37,10 @@ use crate::estimate::{
     check_pruning, context_weight, interpolation_terms, order_discounts, ContextStats, Pruning,
     Smoothing,
 };
-use crate::spill::{KeyOrder, Layout, RecordReader, RecordStream, RecordWriter, Sorter, WorkDir};
+use crate::spill::{
+    KeyOrder, Layout, RecordReader, RecordStream, RecordWriter, Sorter, WorkDir, PAD,
+};
 use crate::vocab::{Vocab, BOS, EOS};
-
-/// Fills the left of a highest-order record whose n-gram is shorter (at a sentence start).
-const PAD: u32 = u32::MAX;
 
 /// Marks the effective count of a pruned n-gram (counts stay below 2^31).
 const PRUNED: u32 = 1 << 31;
@@ -618,12 +618,7 @@ impl ArpaOut {
             counts: counts.to_vec(),
             line: Vec::with_capacity(256),
         };
-        this.line.extend_from_slice(b"\\data\\\n");
-        for (i, c) in counts.iter().enumerate() {
-            this.line
-                .extend_from_slice(format!("ngram {}={c}\n", i + 1).as_bytes());
-        }
-        this.flush_line()?;
+        write_header(&mut this.out, counts).map_err(|e| this.io(e))?;
         Ok(this)
     }
 
@@ -635,14 +630,13 @@ impl ArpaOut {
     }
 
     fn flush_line(&mut self) -> Result<()> {
-        use std::io::Write;
         let result = self.out.write_all(&self.line);
         self.line.clear();
         result.map_err(|e| self.io(e))
     }
 
     fn unigrams(&mut self, vocab: &Vocab, unigrams: &Unigrams) -> Result<()> {
-        self.line.extend_from_slice(b"\n\\1-grams:\n");
+        write_section_start(&mut self.out, 1).map_err(|e| self.io(e))?;
         for id in 0..vocab.len() {
             if id == BOS as usize {
                 self.line.push(b'0');
@@ -672,9 +666,7 @@ impl ArpaOut {
     ) -> Result<()> {
         /// Lines formatted together (on all cores), then written in order.
         const BATCH: usize = 1 << 16;
-        self.line
-            .extend_from_slice(format!("\n\\{m}-grams:\n").as_bytes());
-        self.flush_line()?;
+        write_section_start(&mut self.out, m).map_err(|e| self.io(e))?;
         let has_weights = weights.is_some();
         // [gram, p, gamma] rows
         let width = m + 4;
@@ -729,8 +721,7 @@ impl ArpaOut {
     }
 
     fn finish(mut self) -> Result<()> {
-        self.line.extend_from_slice(b"\n\\end\\\n");
-        self.flush_line()?;
+        self.out.write_all(END).map_err(|e| self.io(e))?;
         let out = self.out.into_inner().map_err(|e| Error::Io {
             path: self.path.display().to_string(),
             source: e.into_error(),

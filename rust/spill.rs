@@ -20,6 +20,10 @@ use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 
+/// A key word that is no token id: fills the left of a shorter n-gram's key, and sorts after
+/// every id.
+pub const PAD: u32 = u32::MAX;
+
 /// How keys are compared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KeyOrder {
@@ -358,7 +362,7 @@ impl<'d> Sorter<'d> {
 
 /// Keys packed into a `u128` whose integer order is the layout's key order: each word in `bits`
 /// bits, the most significant one first (the last word for suffix order). Word values are those
-/// of the buffer, at most `max`, or `u32::MAX` (a padding word), packed as `max + 1`.
+/// of the buffer, at most `max`, or [`PAD`], packed as `max + 1`.
 struct PackedKeys {
     layout: Layout,
     bits: u32,
@@ -374,7 +378,7 @@ impl PackedKeys {
                 r[..layout.key_len]
                     .iter()
                     .copied()
-                    .filter(|&w| w != u32::MAX)
+                    .filter(|&w| w != PAD)
                     .max()
                     .unwrap_or(0)
             })
@@ -386,7 +390,7 @@ impl PackedKeys {
 
     #[inline]
     fn key(&self, record: &[u32]) -> u128 {
-        let word = |w: u32| u128::from(if w == u32::MAX { self.max + 1 } else { w });
+        let word = |w: u32| u128::from(if w == PAD { self.max + 1 } else { w });
         let key = &record[..self.layout.key_len];
         match self.layout.order {
             KeyOrder::Prefix => key.iter().fold(0, |k, &w| (k << self.bits) | word(w)),
@@ -577,7 +581,7 @@ mod tests {
                     let h = i.wrapping_mul(2_654_435_761);
                     for j in 0..len as u32 {
                         let w = (h >> (j * 3)) % 11;
-                        buffer.push(if w == 10 { u32::MAX } else { w * (scale / 10) });
+                        buffer.push(if w == 10 { PAD } else { w * (scale / 10) });
                     }
                     buffer.push(1);
                 }

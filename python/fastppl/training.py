@@ -2,8 +2,9 @@
 
 `NGramModel.fit` keeps every n-gram count in memory (about 60 bytes per n-gram, fastest).
 `train_arpa` computes the same model, byte for byte, the way KenLM's ``lmplz -S`` does: it sorts
-the n-grams in runs no larger than ``memory``, spills the runs to ``temp_dir`` and merges them,
-so the counts never need to fit in memory; the model goes straight to an ARPA file.
+the n-grams in runs that fit in what ``memory`` leaves beside the corpus, spills the runs to
+``temp_dir`` and merges them, so the counts never need to fit in memory; the model goes straight
+to an ARPA file.
 """
 
 from __future__ import annotations
