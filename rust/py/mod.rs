@@ -11,17 +11,17 @@ use pyo3::prelude::*;
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    m.add("MAX_ORDER", crate::counts::MAX_ORDER)?;
+    m.add("MAX_ORDER", crate::ngram::keys::MAX_ORDER)?;
     m.add(
         "BINARY_MAGIC",
-        pyo3::types::PyBytes::new(m.py(), &crate::binary::MAGIC),
+        pyo3::types::PyBytes::new(m.py(), &crate::formats::binary::MAGIC),
     )?;
     m.add("SMOOTHINGS", model::SMOOTHINGS.to_vec())?;
     m.add_class::<corpus::PyCorpus>()?;
     m.add_class::<model::PyModel>()?;
     m.add_function(wrap_pyfunction!(model::count_ngrams, m)?)?;
     m.add_function(wrap_pyfunction!(model::estimate_arpa, m)?)?;
-    m.add("MIN_MEMORY", crate::external::MIN_MEMORY)?;
+    m.add("MIN_MEMORY", crate::estimate::budgeted::MIN_MEMORY)?;
     metrics::register(m)?;
     Ok(())
 }

@@ -8,11 +8,11 @@ use pyo3::types::PyDict;
 
 use super::corpus::PyCorpus;
 use super::errors::to_pyerr;
+use crate::corpus::padded_stream::PaddedStream;
 use crate::error::Error;
 use crate::estimate::{fit, Pruning, Smoothing};
+use crate::model::score::{score_corpus, OovPolicy};
 use crate::model::Model;
-use crate::score::{score_corpus, OovPolicy};
-use crate::stream::PaddedStream;
 
 /// The estimator names [`parse_smoothing`] accepts (Python: `_core.SMOOTHINGS`, tested to equal
 /// `typing.get_args(fastppl.model.Smoothing)`).
@@ -72,7 +72,7 @@ pub fn count_ngrams(
     py.detach(|| {
         corpus.with(|c| {
             let stream = PaddedStream::new(c, bos_eos, None);
-            let counts = crate::counts::count_ngrams(&stream, order, c.vocab().len())?;
+            let counts = crate::ngram::counts::count_ngrams(&stream, order, c.vocab().len())?;
             Ok(counts.distinct())
         })
     })
@@ -101,11 +101,13 @@ pub fn estimate_arpa(
     let smoothing =
         parse_smoothing(smoothing, k, discount, alpha, discount_fallback).map_err(to_pyerr)?;
     let pruning = Pruning::new(&prune, order).map_err(to_pyerr)?;
-    let budget = crate::external::Budget { memory, temp_dir };
+    let budget = crate::estimate::budgeted::Budget { memory, temp_dir };
     let s = py
         .detach(|| {
             corpus.with(|c| {
-                crate::external::estimate_to_arpa(c, order, smoothing, &pruning, &budget, &path)
+                crate::estimate::budgeted::estimate_to_arpa(
+                    c, order, smoothing, &pruning, &budget, &path,
+                )
             })
         })
         .map_err(to_pyerr)?;
@@ -151,7 +153,7 @@ impl PyModel {
     #[staticmethod]
     fn from_arpa(py: Python<'_>, path: std::path::PathBuf) -> PyResult<Self> {
         let model = py
-            .detach(|| crate::arpa::read_arpa(&path))
+            .detach(|| crate::formats::arpa::read_arpa(&path))
             .map_err(to_pyerr)?;
         Ok(PyModel {
             model: Arc::new(model),
@@ -161,14 +163,14 @@ impl PyModel {
     /// Writes the model as an ARPA file, compressed by extension; releases the GIL.
     fn to_arpa(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
         let model = Arc::clone(&self.model);
-        py.detach(|| crate::arpa::write_arpa(&model, &path))
+        py.detach(|| crate::formats::arpa::write_arpa(&model, &path))
             .map_err(to_pyerr)
     }
 
     /// Writes the model in fastppl's binary format (see `binary.rs`); releases the GIL.
     fn save(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
         let model = Arc::clone(&self.model);
-        py.detach(|| crate::binary::save(&model, &path))
+        py.detach(|| crate::formats::binary::save(&model, &path))
             .map_err(to_pyerr)
     }
 
@@ -178,7 +180,7 @@ impl PyModel {
     #[pyo3(signature = (path, verify=true))]
     fn load(py: Python<'_>, path: std::path::PathBuf, verify: bool) -> PyResult<Self> {
         let model = py
-            .detach(|| crate::binary::load(&path, verify))
+            .detach(|| crate::formats::binary::load(&path, verify))
             .map_err(to_pyerr)?;
         Ok(PyModel {
             model: Arc::new(model),

@@ -1,13 +1,16 @@
 //! A tokenized corpus: documents of sentences of interned tokens, stored flat.
 //!
 //! Tokens are kept unpadded; `<s>`/`</s>` are added by whoever consumes the corpus (see
-//! [`crate::stream`]). Empty sentences are dropped on the way in (they hold no token to count or
+//! [`crate::corpus::padded_stream`]). Empty sentences are dropped on the way in (they hold no token to count or
 //! score), except by [`Corpus::push_kenlm_text`]: KenLM reads a blank line as the sentence
 //! `<s> </s>`, which has a `</s>` to count and score. The literal tokens `<s>` and `</s>` are refused (they are markers, not words); a literal
 //! `<unk>` is taken as the unknown word, as KenLM does.
 
+pub mod padded_stream;
+pub mod vocab;
+
+use crate::corpus::vocab::{Vocab, BOS, EOS, RESERVED, UNK};
 use crate::error::{Error, Result};
-use crate::vocab::{Vocab, BOS, EOS, RESERVED, UNK};
 
 /// How a whitespace-tokenized text is cut into sentences.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -12,10 +12,12 @@
 //!   and `missing_weight` when `h` itself was never seen: these estimators never look at shorter
 //!   histories.
 
-use crate::counts::find_chain;
-use crate::probing::ProbingTable;
-use crate::table::{pack, NONE};
-use crate::vocab::{Vocab, BOS, EOS};
+pub mod score;
+
+use crate::corpus::vocab::{Vocab, BOS, EOS};
+use crate::ngram::keys::find_chain;
+use crate::ngram::keys::{pack, NONE};
+use crate::ngram::probing::ProbingTable;
 
 /// What happens when the full n-gram is not stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,7 +1,7 @@
 //! Sentences laid out for counting and scoring: one flat id array with the sentence markers in it.
 
+use crate::corpus::vocab::{BOS, EOS};
 use crate::corpus::Corpus;
-use crate::vocab::{BOS, EOS};
 
 /// Sentences of ids, each padded as `<s> w1 .. wk </s>` when `bos_eos`, stored flat.
 #[derive(Debug, Clone)]

@@ -58,29 +58,26 @@
 //! access is bounds-checked.
 //!
 //! ## Safety
-//! Two `unsafe` blocks, both here: mapping the file (`Mmap::map` is unsafe because the file
-//! could be changed by another process while mapped; [`save`] writes a temporary file and renames
-//! it over the target, so re-saving a model over the file it was loaded from replaces the file
-//! rather than changing the mapped bytes), and [`MappedSlice::as_slice`], which re-creates a
-//! slice that `bytemuck::try_cast_slice` produced (alignment and length checked) from memory that
-//! the `Arc<Mmap>` it holds keeps mapped and unchanged.
+//! One `unsafe` block here: mapping the file (`Mmap::map` is unsafe because the file could be
+//! changed by another process while mapped; [`save`] writes a temporary file and renames it over
+//! the target, so re-saving a model over the file it was loaded from replaces the file rather
+//! than changing the mapped bytes). The views into the mapping are [`MappedSlice`]s, whose one
+//! `unsafe` block is explained in [`crate::util::mapped`].
 
 use std::fs::File;
 use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::ptr::NonNull;
 use std::sync::Arc;
 
-use bytemuck::Pod;
 use memmap2::Mmap;
 use xxhash_rust::xxh3::Xxh3;
 
-use crate::counts::MAX_ORDER;
+use crate::corpus::vocab::{Vocab, RESERVED};
 use crate::error::{Error, Result};
 use crate::model::{Fallback, Model, OrderTable};
-use crate::probing::{ProbingTable, Slot, EMPTY};
-use crate::table::{key_prefix, key_word};
-use crate::vocab::{Vocab, RESERVED};
+use crate::ngram::keys::{key_prefix, key_word, EMPTY, MAX_ORDER};
+use crate::ngram::probing::{ProbingTable, Slot};
+use crate::util::mapped::MappedSlice;
 
 /// The first 8 bytes of every fastppl binary model file.
 pub const MAGIC: [u8; 8] = *b"\x89FPPL\r\n\x1a";
@@ -100,61 +97,6 @@ const KIND_UNIGRAM_WEIGHT: u32 = 4;
 const KIND_UNIGRAM_COUNTS: u32 = 5;
 const KIND_SLOTS: u32 = 6;
 const KIND_COUNTS: u32 = 7;
-
-/// A read-only `&[T]` view into a shared memory map, made only from a checked cast.
-pub struct MappedSlice<T> {
-    map: Arc<Mmap>,
-    ptr: NonNull<T>,
-    len: usize,
-}
-
-// SAFETY: a MappedSlice is an `Arc<Mmap>` (Send + Sync) plus a shared borrow of immutable memory
-// inside it, i.e. what `&[T]` is: Send and Sync when `T` is Sync.
-unsafe impl<T: Sync> Send for MappedSlice<T> {}
-// SAFETY: as above.
-unsafe impl<T: Sync> Sync for MappedSlice<T> {}
-
-impl<T: Pod> MappedSlice<T> {
-    /// A view of `map[offset..offset + bytes]` as `[T]`, or `None` when the range is out of the
-    /// map, or misaligned or not a whole number of `T` for a `T` view.
-    pub fn new(map: Arc<Mmap>, offset: usize, bytes: usize) -> Option<Self> {
-        let end = offset.checked_add(bytes)?;
-        let raw = map.get(offset..end)?;
-        let typed: &[T] = bytemuck::try_cast_slice(raw).ok()?;
-        let ptr = NonNull::from(typed).cast::<T>();
-        let len = typed.len();
-        Some(MappedSlice { map, ptr, len })
-    }
-}
-
-impl<T> MappedSlice<T> {
-    /// The view.
-    #[inline]
-    pub fn as_slice(&self) -> &[T] {
-        // SAFETY: `ptr` and `len` come from a `&[T]` that `bytemuck::try_cast_slice` made from
-        // bytes of `self.map` (so aligned, in bounds, and valid for `T: Pod`, any bit pattern
-        // being a valid `T`). The mapping is read-only and owned by the `Arc` held here, so it
-        // stays mapped and is never written through for as long as `self` (and the returned
-        // borrow) lives.
-        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
-    }
-}
-
-impl<T> Clone for MappedSlice<T> {
-    fn clone(&self) -> Self {
-        MappedSlice {
-            map: Arc::clone(&self.map),
-            ptr: self.ptr,
-            len: self.len,
-        }
-    }
-}
-
-impl<T> std::fmt::Debug for MappedSlice<T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "MappedSlice({} elements)", self.len)
-    }
-}
 
 fn io_err(path: &Path, source: std::io::Error) -> Error {
     Error::Io {
@@ -972,9 +914,9 @@ mod tests {
         let mut loaded = load(&path, true).unwrap();
         let t = &mut loaded.higher[0].table;
         assert!(t.is_mapped());
-        let key = crate::table::pack(5, 5);
+        let key = crate::ngram::keys::pack(5, 5);
         if t.find(key).is_none() && t.has_room() {
-            t.insert(key, crate::probing::Entry::default());
+            t.insert(key, crate::ngram::probing::Entry::default());
             assert!(!t.is_mapped());
             assert!(t.find(key).is_some());
         }
@@ -1058,7 +1000,7 @@ mod tests {
             .filter(|o| o % 8 == 0)
             .unwrap();
         let mut bad = good.clone();
-        let bogus = crate::table::pack(u32::MAX - 1, key_word(key));
+        let bogus = crate::ngram::keys::pack(u32::MAX - 1, key_word(key));
         bad[off..off + 8].copy_from_slice(&bogus.to_le_bytes());
         // fix the checksum so that only the slot check can catch it
         let sum = checksum(&bad);

@@ -2,10 +2,10 @@
 
 use rayon::prelude::*;
 
+use crate::corpus::vocab::{EOS, UNK};
 use crate::corpus::Corpus;
 use crate::error::{Error, Result};
 use crate::model::{Model, State};
-use crate::vocab::{EOS, UNK};
 
 /// What to do with tokens outside the model's vocabulary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

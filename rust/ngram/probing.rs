@@ -5,11 +5,8 @@
 
 use std::ops::{Deref, DerefMut};
 
-use crate::binary::MappedSlice;
-use crate::table::{home_slot, prefetch};
-
-/// Marks an empty slot (no valid key has `u32::MAX` as its prefix).
-pub const EMPTY: u64 = u64::MAX;
+use crate::ngram::keys::{home_slot, prefetch, EMPTY};
+use crate::util::mapped::MappedSlice;
 
 /// Slots per entry: KenLM's default probing multiplier.
 const SPACE_MULTIPLIER: f64 = 1.5;
@@ -39,7 +36,7 @@ pub struct ProbingTable {
 }
 
 /// Where a table's slots live: its own vector, or a read-only view into a memory-mapped model
-/// file (see [`crate::binary`]); both read as `&[Slot]`. Writing to a mapped table first copies
+/// file (see [`crate::formats::binary`]); both read as `&[Slot]`. Writing to a mapped table first copies
 /// it (copy on write), which only happens if a loaded model is grown.
 #[derive(Debug, Clone)]
 enum SlotStorage {
@@ -88,7 +85,7 @@ impl ProbingTable {
     }
 
     /// A table whose slots are a view into a mapped model file, holding `len` entries. The caller
-    /// ([`crate::binary`]) has checked that the view is not empty, that `len` is below its
+    /// ([`crate::formats::binary`]) has checked that the view is not empty, that `len` is below its
     /// length and that it is at most `u32::MAX` slots long, so that lookups terminate and slot
     /// numbers fit in a `u32`.
     pub(crate) fn from_mapped(slots: MappedSlice<Slot>, len: usize) -> Self {
@@ -225,7 +222,7 @@ impl ProbingTable {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::table::pack;
+    use crate::ngram::keys::pack;
 
     #[test]
     fn insert_find_iterate() {

@@ -1,4 +1,4 @@
-//! Sorting more records than fit in memory, for [`crate::external`].
+//! Sorting more records than fit in memory, for [`crate::estimate::budgeted`].
 //!
 //! A record is a fixed number of `u32` words: a key of token ids, then a payload. A [`Sorter`]
 //! collects records up to its memory budget, sorts them on all cores and writes the sorted run to

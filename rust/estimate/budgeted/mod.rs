@@ -3,7 +3,7 @@
 //! [`crate::estimate`] keeps every order's counts in memory, which is fastest but needs about
 //! 60 bytes per n-gram. This module computes the same model (bit for bit: the same formulas in
 //! the same float operations, see [`crate::estimate::interpolation_terms`]) as lmplz does, by
-//! streaming sorted files ([`crate::spill`]) whose in-memory part never exceeds the budget:
+//! streaming sorted files ([`crate::util::spill`]) whose in-memory part never exceeds the budget:
 //!
 //! 1. **Count** the highest-order n-grams (the longest n-gram ending at each predicted token:
 //!    shorter ones at sentence starts, left-padded), in sorted runs merged in suffix order, equal
@@ -29,18 +29,18 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::arpa::{write_formatted, write_header, write_section_start, END};
-use crate::compressed::Output;
+use crate::corpus::vocab::{Vocab, BOS, EOS};
 use crate::corpus::Corpus;
 use crate::error::{Error, Result};
 use crate::estimate::{
     check_pruning, context_weight, interpolation_terms, order_discounts, ContextStats, Pruning,
     Smoothing,
 };
-use crate::spill::{
+use crate::formats::arpa::{write_formatted, write_header, write_section_start, END};
+use crate::util::compressed::Output;
+use crate::util::spill::{
     KeyOrder, Layout, RecordReader, RecordStream, RecordWriter, Sorter, WorkDir, PAD,
 };
-use crate::vocab::{Vocab, BOS, EOS};
 
 /// Marks the effective count of a pruned n-gram (counts stay below 2^31).
 const PRUNED: u32 = 1 << 31;
@@ -98,10 +98,10 @@ pub fn estimate_to_arpa(
             smoothing.name()
         )));
     }
-    if !(2..=crate::counts::MAX_ORDER).contains(&order) {
+    if !(2..=crate::ngram::keys::MAX_ORDER).contains(&order) {
         return Err(Error::invalid(format!(
             "order must be in 2..={} for estimation within a memory budget, got {order}",
-            crate::counts::MAX_ORDER
+            crate::ngram::keys::MAX_ORDER
         )));
     }
     if budget.memory < MIN_MEMORY {
@@ -598,7 +598,7 @@ fn missing_suffix(suffix: &[u32]) -> Error {
 
 /// Appends a linear probability or weight as ARPA prints it (log10, as KenLM formats floats).
 fn push_linear(text: &mut Vec<u8>, linear: f64) {
-    crate::kenlm_float::push_log10(text, linear.ln());
+    crate::util::float_format::push_log10(text, linear.ln());
 }
 
 /// The ARPA file being written, section by section.
@@ -758,7 +758,7 @@ mod tests {
     ) -> Vec<u8> {
         let model = crate::estimate::fit(c, order, true, smoothing, pruning).unwrap();
         let mut out = Vec::new();
-        crate::arpa::write_arpa_to(&model, &mut out).unwrap();
+        crate::formats::arpa::write_arpa_to(&model, &mut out).unwrap();
         out
     }
 

@@ -7,19 +7,15 @@
 //! empty slots with a compare-and-swap and add to counts atomically (no locks, no merge); the
 //! table is sized beforehand from a HyperLogLog estimate of the number of distinct keys, and a
 //! slot's position is the n-gram's entry number for good: the model's probing tables are built
-//! slot for slot from these ([`crate::probing::ProbingTable::from_slots`]).
+//! slot for slot from these ([`crate::ngram::probing::ProbingTable::from_slots`]).
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
 
 use rayon::prelude::*;
 
+use crate::corpus::padded_stream::PaddedStream;
 use crate::error::{Error, Result};
-use crate::probing::EMPTY;
-use crate::stream::PaddedStream;
-use crate::table::{hash_key, home_slot, pack, prefetch, NONE};
-
-/// Highest order accepted: beyond this nothing is gained and the tables only grow.
-pub const MAX_ORDER: usize = 64;
+use crate::ngram::keys::{find_chain, hash_key, home_slot, pack, prefetch, EMPTY, MAX_ORDER, NONE};
 
 /// Slots per estimated key: an expected load of 0.77, where linear probing is still short.
 const SLOTS_PER_KEY: f64 = 1.3;
@@ -108,7 +104,7 @@ impl OrderCounts {
         }
     }
 
-    /// Starts loading the home slot of `key` (see [`crate::table::prefetch`]).
+    /// Starts loading the home slot of `key` (see [`crate::ngram::keys::prefetch`]).
     #[inline]
     fn prefetch(&self, key: u64) {
         prefetch(&self.slots[home_slot(key, self.slots.len())]);
@@ -197,23 +193,6 @@ impl NgramCounts {
             .chain(self.higher.iter().map(OrderCounts::len))
             .collect()
     }
-}
-
-/// Looks up an n-gram one order at a time: `find(m, prefix, word)` answers for order m >= 2.
-pub fn find_chain(
-    ids: &[u32],
-    vocab_len: usize,
-    find: impl Fn(usize, u32, u32) -> Option<u32>,
-) -> Option<u32> {
-    let (&first, rest) = ids.split_first()?;
-    if first as usize >= vocab_len {
-        return None;
-    }
-    let mut entry = first;
-    for (i, &w) in rest.iter().enumerate() {
-        entry = find(i + 2, entry, w)?;
-    }
-    Some(entry)
 }
 
 fn count_overflow() -> Error {

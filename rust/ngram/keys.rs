@@ -5,10 +5,16 @@
 //! allocation (KenLM's probing tables hash whole n-grams; chaining through the prefix gives the
 //! same lookups one order at a time, which is what scoring does anyway). Unigrams need no table:
 //! their entry number is the word id. Entry numbers are slots of probing tables
-//! ([`crate::probing`], [`crate::counts`]).
+//! ([`crate::ngram::probing`], [`crate::ngram::counts`]).
+
+/// Highest order accepted: beyond this nothing is gained and the tables only grow.
+pub const MAX_ORDER: usize = 64;
 
 /// Marks "no entry" in arrays of entry numbers.
 pub const NONE: u32 = u32::MAX;
+
+/// Marks an empty slot (no valid key has `u32::MAX` as its prefix).
+pub const EMPTY: u64 = u64::MAX;
 
 /// Packs a prefix entry number and a word id into a key.
 #[inline]
@@ -61,6 +67,23 @@ pub fn prefetch<T>(value: &T) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = value;
+}
+
+/// Looks up an n-gram one order at a time: `find(m, prefix, word)` answers for order m >= 2.
+pub fn find_chain(
+    ids: &[u32],
+    vocab_len: usize,
+    find: impl Fn(usize, u32, u32) -> Option<u32>,
+) -> Option<u32> {
+    let (&first, rest) = ids.split_first()?;
+    if first as usize >= vocab_len {
+        return None;
+    }
+    let mut entry = first;
+    for (i, &w) in rest.iter().enumerate() {
+        entry = find(i + 2, entry, w)?;
+    }
+    Some(entry)
 }
 
 #[cfg(test)]

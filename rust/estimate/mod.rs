@@ -27,14 +27,16 @@
 //! discounts, but not in N1/N2/N3+(h.); with non-decreasing thresholds every prefix and suffix
 //! of a kept n-gram is kept.
 
+pub mod budgeted;
+
 use rayon::prelude::*;
 
-use crate::counts::{NgramCounts, OrderCounts};
+use crate::corpus::vocab::{Vocab, BOS, EOS};
 use crate::error::{Error, Result};
 use crate::model::{Fallback, Model, OrderTable};
-use crate::probing::{Entry, ProbingTable};
-use crate::table::{key_prefix, key_word};
-use crate::vocab::{Vocab, BOS, EOS};
+use crate::ngram::counts::{NgramCounts, OrderCounts};
+use crate::ngram::keys::{key_prefix, key_word};
+use crate::ngram::probing::{Entry, ProbingTable};
 
 /// An estimator and its parameters.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -94,7 +96,7 @@ impl Smoothing {
     }
 
     /// Whether the estimator is interpolated: p(w|h) = alpha(hw) + gamma(h) p(w|h'), which is
-    /// what an ARPA file holds and what [`crate::external`] estimates.
+    /// what an ARPA file holds and what [`crate::estimate::budgeted`] estimates.
     pub fn is_interpolated(&self) -> bool {
         matches!(
             self,
@@ -652,8 +654,8 @@ pub fn fit(
 ) -> Result<Model> {
     smoothing.validate()?;
     check_pruning(&smoothing, pruning)?;
-    let stream = crate::stream::PaddedStream::new(corpus, bos_eos, None);
-    let counts = crate::counts::count_ngrams(&stream, order, corpus.vocab().len())?;
+    let stream = crate::corpus::padded_stream::PaddedStream::new(corpus, bos_eos, None);
+    let counts = crate::ngram::counts::count_ngrams(&stream, order, corpus.vocab().len())?;
     drop(stream);
     estimate(counts, corpus.vocab().clone(), bos_eos, smoothing, pruning)
 }

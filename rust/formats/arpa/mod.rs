@@ -1,6 +1,6 @@
 //! ARPA back-off language model files, read and written as KenLM does (`lm/read_arpa.cc`,
 //! `lm/common/print.cc`), streamed line by line and (de)compressed on the fly (see
-//! [`crate::compressed`]).
+//! [`crate::util::compressed`]).
 //!
 //! ## Format
 //! ```text
@@ -55,14 +55,14 @@ use std::f64::consts::LN_10;
 use std::io::{self, BufRead, BufWriter, Write};
 use std::path::Path;
 
-use crate::compressed::{open_read, Output};
-use crate::counts::MAX_ORDER;
+use crate::corpus::vocab::{Vocab, BOS, EOS, UNK};
 use crate::error::{Error, Result};
-use crate::kenlm_float::push_log10;
 use crate::model::{Fallback, Model, OrderTable};
-use crate::probing::{Entry, ProbingTable};
-use crate::table::{key_prefix, key_word, pack, NONE};
-use crate::vocab::{Vocab, BOS, EOS, UNK};
+use crate::ngram::keys::MAX_ORDER;
+use crate::ngram::keys::{key_prefix, key_word, pack, NONE};
+use crate::ngram::probing::{Entry, ProbingTable};
+use crate::util::compressed::{open_read, Output};
+use crate::util::float_format::push_log10;
 
 /// log10 probability KenLM gives `<unk>` when the file has none.
 pub const UNKNOWN_MISSING_LOG10: f64 = -100.0;

@@ -1,0 +1,7 @@
+//! Generic machinery that knows no n-grams: compressed files, sorting on disk, memory-mapped
+//! views, KenLM's float formatting.
+
+pub mod compressed;
+pub mod float_format;
+pub mod mapped;
+pub mod spill;
