@@ -135,8 +135,8 @@ class Corpus:
 
         Options as in :meth:`from_text`; ``encoding`` and ``errors`` as in :func:`open`. Invalid
         UTF-8 under ``errors="strict"`` raises :class:`fastppl.errors.CorpusDecodeError` naming
-        the file, line and byte offset. Line endings ``"\r\n"`` and ``"\r"`` become ``"\n"``,
-        except with ``tokenizer="kenlm"`` (KenLM ends lines at ``"\n"`` only; ``"\r"`` is a
+        the file, line and byte offset. Line endings ``"\\r\\n"`` and ``"\\r"`` become ``"\\n"``,
+        except with ``tokenizer="kenlm"`` (KenLM ends lines at ``"\\n"`` only; ``"\\r"`` is a
         space).
 
         >>> import fastppl

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -194,19 +195,18 @@ DETERMINISM_SCRIPT = textwrap.dedent(
 )
 
 
-def run_with_threads(threads: str | None, shared_dir) -> dict:
+def run_with_threads(threads: str | None, train: Path, test: Path) -> dict:
     env = dict(os.environ)
     env.pop("RAYON_NUM_THREADS", None)
     if threads is not None:
         env["RAYON_NUM_THREADS"] = threads
-    arpa = shared_dir / "arpa"
     done = subprocess.run(
         [
             sys.executable,
             "-c",
             DETERMINISM_SCRIPT,
-            str(arpa / "machado-small.train.txt"),
-            str(arpa / "machado.test.txt"),
+            str(train),
+            str(test),
         ],
         env=env,
         capture_output=True,
@@ -217,9 +217,10 @@ def run_with_threads(threads: str | None, shared_dir) -> dict:
     return json.loads(done.stdout)
 
 
-def test_independent_of_thread_count(shared_dir):
-    one = run_with_threads("1", shared_dir)
-    default = run_with_threads(None, shared_dir)
-    three = run_with_threads("3", shared_dir)
-    eight = run_with_threads("8", shared_dir)  # more threads than this machine may have cores
+def test_independent_of_thread_count(machado_train_head_path, machado_test_head_path):
+    texts = (machado_train_head_path, machado_test_head_path)
+    one = run_with_threads("1", *texts)
+    default = run_with_threads(None, *texts)
+    three = run_with_threads("3", *texts)
+    eight = run_with_threads("8", *texts)  # more threads than this machine may have cores
     assert one == default == three == eight

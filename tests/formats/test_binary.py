@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import struct
 import subprocess
 import sys
@@ -19,9 +18,6 @@ from hypothesis import strategies as st
 from fastppl import Corpus, FastpplError, NGramModel
 from fastppl.errors import ModelFileNotFoundError, ModelFormatError
 
-DATA = Path(os.environ.get("FASTPPL_SHARED", "/work/shared")) / "arpa"
-needs_data = pytest.mark.skipif(not DATA.is_dir(), reason=f"KenLM reference files not in {DATA}")
-
 MAGIC = b"\x89FPPL\r\n\x1a"
 HEADER = 80  # fixed part of the header
 
@@ -34,29 +30,19 @@ TOY = [
 ]
 
 
-def _train_lines() -> list[list[str]]:
-    path = DATA / "machado-small.train.txt"
-    if not path.is_file():  # pragma: no cover - the shared data is missing
-        return TOY * 40
-    return [line.split() for line in path.read_text(encoding="utf-8").splitlines() if line.split()]
-
-
 @pytest.fixture(scope="module")
-def train() -> Corpus:
-    return Corpus.from_sentences(_train_lines())
+def train(machado_train_head_path: Path) -> Corpus:
+    lines = machado_train_head_path.read_text(encoding="utf-8").splitlines()
+    return Corpus.from_sentences([line.split() for line in lines if line.split()])
 
 
 Heldout = tuple[Corpus, list[list[str]]]
 
 
 @pytest.fixture(scope="module")
-def heldout() -> Heldout:
-    path = DATA / "machado.test.txt"
-    if path.is_file():
-        lines = path.read_text(encoding="utf-8").splitlines()[:400]
-        sentences = [s.split() for s in lines if s.split()]
-    else:  # pragma: no cover - the shared data is missing
-        sentences = [*TOY, ["z", "a", "q"]]
+def heldout(machado_test_head_path: Path) -> Heldout:
+    lines = machado_test_head_path.read_text(encoding="utf-8").splitlines()[:400]
+    sentences = [s.split() for s in lines if s.split()]
     return Corpus.from_sentences(sentences), sentences
 
 
@@ -128,17 +114,16 @@ def test_fitted_round_trip(
     for verify in (True, False):
         assert_same_model(model, NGramModel.load(path, verify=verify), heldout)
     # training counts survive
-    first = _train_lines()[0]
+    first = train[0]
     assert NGramModel.load(str(path)).count(first[:1]) == model.count(first[:1]) > 0
     # a loaded model saves to the very same bytes
     NGramModel.load(path).save(tmp_path / "again.fppl")
     assert (tmp_path / "again.fppl").read_bytes() == path.read_bytes()
 
 
-@needs_data
 @pytest.mark.parametrize("name", ["machado.o3.arpa.gz", "machado-small.o5.arpa.gz"])
-def test_arpa_round_trip(name: str, heldout: Heldout, tmp_path: Path) -> None:
-    model = NGramModel.from_arpa(DATA / name)
+def test_arpa_round_trip(name: str, heldout: Heldout, tmp_path: Path, arpa_dir: Path) -> None:
+    model = NGramModel.from_arpa(arpa_dir / name)
     path = tmp_path / "model.fppl"
     model.save(path)
     loaded = NGramModel.load(path)
@@ -203,9 +188,10 @@ def test_named_errors(small_file: bytes, tmp_path: Path) -> None:
     longer = small_file + b"\0" * 64
     assert "says" in str(_format_error(longer, f))
     # an ARPA file is not a binary model
-    if (DATA / "machado.o3.arpa.gz").is_file():
-        with pytest.raises(ModelFormatError, match="magic"):
-            NGramModel.load(DATA / "machado.o3.arpa.gz")
+    arpa = tmp_path / "model.arpa"
+    NGramModel.fit(Corpus.from_sentences(TOY), order=2, smoothing="witten_bell").to_arpa(arpa)
+    with pytest.raises(ModelFormatError, match="magic"):
+        NGramModel.load(arpa)
     with pytest.raises(ModelFormatError, match="directory"):
         NGramModel.load(tmp_path)
     with pytest.raises(ModelFileNotFoundError):

@@ -115,13 +115,9 @@ def exact_unigram_perplexity(counts: dict[str, int]) -> float:
     return float((-s / n).exp())
 
 
-def test_raw_corpus_through_nltk(shared_dir):
-    pytest.importorskip("nltk")
-    nltk_data = shared_dir / "nltk_data" / "tokenizers" / "punkt_tab"
-    if not nltk_data.is_dir():
-        pytest.skip(f"Punkt data missing: {nltk_data}")
+def test_raw_corpus_through_nltk(machado_text_path, nltk_data_dir):
     corpus = Corpus.from_file(
-        shared_dir / "corpora" / "machado" / "machadodeassiscorpus.txt",
+        machado_text_path,
         tokenizer="nltk",
         sentences="terminators",
         lowercase=True,
@@ -149,7 +145,6 @@ def test_raw_corpus_through_nltk(shared_dir):
         ("none", [["Hello", "there", ".", "How", "are", "you", "fine", "thanks"]]),
     ],
 )
-def test_nltk_tokenizer_honours_sentence_mode(mode, expected):
-    pytest.importorskip("nltk")
+def test_nltk_tokenizer_honours_sentence_mode(mode, expected, nltk_data_dir):
     text = "Hello there. How are you\nfine thanks"
     assert list(Corpus.from_text(text, tokenizer="nltk", sentences=mode)) == expected

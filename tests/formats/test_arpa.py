@@ -17,10 +17,8 @@ from hypothesis import strategies as st
 from fastppl import Corpus, FastpplError, NGramModel
 from fastppl.errors import InvalidArgumentError, ModelFileNotFoundError, ModelFormatError
 
-DATA = Path(os.environ.get("FASTPPL_SHARED", "/work/shared")) / "arpa"
 LN10 = math.log(10)
 
-needs_data = pytest.mark.skipif(not DATA.is_dir(), reason=f"KenLM reference files not in {DATA}")
 
 TINY = (
     "\\data\\\nngram 1=6\nngram 2=5\nngram 3=2\n\n"
@@ -53,8 +51,10 @@ def parse_arpa(path: Path) -> dict[tuple[str, ...], tuple[float, float]]:
 
 
 @pytest.fixture(scope="module")
-def test_corpus() -> Corpus:
-    return Corpus.from_file(DATA / "machado.test.txt", tokenizer="whitespace", sentences="lines")
+def test_corpus(arpa_dir: Path) -> Corpus:
+    return Corpus.from_file(
+        arpa_dir / "machado.test.txt", tokenizer="whitespace", sentences="lines"
+    )
 
 
 def read_summary(path: Path) -> dict[str, float]:
@@ -66,13 +66,12 @@ def read_summary(path: Path) -> dict[str, float]:
 
 
 # ---- (a) scoring with lmplz's files equals KenLM's query ---------------------------------------
-@needs_data
 @pytest.mark.parametrize("name", ["machado.o3", "machado-small.o5"])
-def test_kenlm_query_parity(name: str, test_corpus: Corpus) -> None:
-    model = NGramModel.from_arpa(DATA / f"{name}.arpa.gz")
+def test_kenlm_query_parity(name: str, test_corpus: Corpus, arpa_dir: Path) -> None:
+    model = NGramModel.from_arpa(arpa_dir / f"{name}.arpa.gz")
     assert model.smoothing == "arpa" and model.bos_eos
     assert model.order == int(name[-1])
-    with gzip.open(DATA / f"{name}.arpa.gz", "rt") as f:
+    with gzip.open(arpa_dir / f"{name}.arpa.gz", "rt") as f:
         header = []
         for line in f:
             if header and not line.startswith("ngram "):
@@ -83,7 +82,7 @@ def test_kenlm_query_parity(name: str, test_corpus: Corpus) -> None:
 
     result = model.evaluate(test_corpus)
     skipped = model.evaluate(test_corpus, oov="skip")
-    summary = read_summary(DATA / f"{name}.query-summary.txt")
+    summary = read_summary(arpa_dir / f"{name}.query-summary.txt")
     assert result.num_tokens == summary["Tokens"] == 66875
     assert result.num_oov == summary["OOVs"]
     assert skipped.num_tokens == summary["Tokens"] - summary["OOVs"]
@@ -91,7 +90,7 @@ def test_kenlm_query_parity(name: str, test_corpus: Corpus) -> None:
     assert skipped.perplexity == pytest.approx(summary["Perplexity excluding OOVs"], rel=1e-6)
 
     ref = np.array(
-        [float(line.split()[1]) for line in (DATA / f"{name}.query-sentences.txt").open()]
+        [float(line.split()[1]) for line in (arpa_dir / f"{name}.query-sentences.txt").open()]
     )
     ours = np.asarray(result.sentence_log_probs) / LN10
     assert ours.shape == ref.shape == (3404,)
@@ -100,19 +99,18 @@ def test_kenlm_query_parity(name: str, test_corpus: Corpus) -> None:
 
 
 # ---- (b) fastppl's modified Kneser-Ney written as ARPA equals lmplz's file ----------------------
-@needs_data
 @pytest.mark.parametrize(("train", "order", "ref"), [
     ("machado-small.train.txt", 5, "machado-small.o5.arpa.gz"),
     ("machado.train.txt", 3, "machado.o3.arpa.gz"),
 ])  # fmt: skip
 def test_modified_kneser_ney_arpa_equals_lmplz(
-    train: str, order: int, ref: str, tmp_path: Path
+    train: str, order: int, ref: str, tmp_path: Path, arpa_dir: Path
 ) -> None:
-    corpus = Corpus.from_file(DATA / train, tokenizer="whitespace", sentences="lines")
+    corpus = Corpus.from_file(arpa_dir / train, tokenizer="whitespace", sentences="lines")
     model = NGramModel.fit(corpus, order=order, smoothing="modified_kneser_ney")
     out = tmp_path / "model.arpa.gz"
     model.to_arpa(out)
-    ours, theirs = parse_arpa(out), parse_arpa(DATA / ref)
+    ours, theirs = parse_arpa(out), parse_arpa(arpa_dir / ref)
     assert ours.keys() == theirs.keys()
     keys = list(theirs)
     a = np.array([ours[k] for k in keys])
@@ -130,10 +128,9 @@ def test_modified_kneser_ney_arpa_equals_lmplz(
     assert head[order + 4].split("\t")[:2] == ["0", "<s>"]
 
 
-@needs_data
-def test_rewriting_lmplz_file_gives_the_same_lines(tmp_path: Path) -> None:
+def test_rewriting_lmplz_file_gives_the_same_lines(tmp_path: Path, arpa_dir: Path) -> None:
     """Read lmplz's ARPA and write it back: the same lines, digit for digit (order aside)."""
-    ref = DATA / "machado-small.o5.arpa.gz"
+    ref = arpa_dir / "machado-small.o5.arpa.gz"
     out = tmp_path / "again.arpa"
     NGramModel.from_arpa(ref).to_arpa(out)
     with gzip.open(ref, "rt", encoding="utf-8") as f:
@@ -145,12 +142,8 @@ def test_rewriting_lmplz_file_gives_the_same_lines(tmp_path: Path) -> None:
 
 # ---- (c) round trips ---------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def small_fit() -> tuple[NGramModel, Corpus]:
-    text = DATA / "machado-small.train.txt"
-    if text.is_file():
-        lines = text.read_text(encoding="utf-8").splitlines()[:2000]
-    else:  # pragma: no cover - the shared data is missing
-        lines = ["a b c d", "b c a", "c a b b", "d d a"] * 50
+def small_fit(machado_train_head_path: Path) -> tuple[NGramModel, Corpus]:
+    lines = machado_train_head_path.read_text(encoding="utf-8").splitlines()[:2000]
     corpus = Corpus.from_sentences([line.split() for line in lines])
     return NGramModel.fit(corpus, order=4, smoothing="modified_kneser_ney"), corpus
 
@@ -394,17 +387,16 @@ def test_kenlm_module_agrees_on_missing_contexts(tmp_path: Path) -> None:
         assert klm.score(" ".join(sent), bos=True, eos=True) == pytest.approx(mine, abs=1e-5), sent
 
 
-@needs_data
-def test_kenlm_module_on_fitted_five_gram(tmp_path: Path, test_corpus: Corpus) -> None:
+def test_kenlm_module_on_fitted_five_gram(
+    tmp_path: Path, machado_train_head_path: Path, machado_test_head_path: Path
+) -> None:
     kenlm = pytest.importorskip("kenlm", reason="the kenlm module is not installed")
-    corpus = Corpus.from_file(
-        DATA / "machado-small.train.txt", tokenizer="whitespace", sentences="lines"
-    )
+    corpus = Corpus.from_file(machado_train_head_path, tokenizer="whitespace", sentences="lines")
     model = NGramModel.fit(corpus, order=5, smoothing="modified_kneser_ney")
     path = tmp_path / "m.arpa"
     model.to_arpa(path)
     klm = kenlm.Model(str(path))
-    lines = (DATA / "machado.test.txt").read_text(encoding="utf-8").splitlines()[:500]
+    lines = machado_test_head_path.read_text(encoding="utf-8").splitlines()
     ours = np.array([model.logprobs(s.split(), base=10).sum() for s in lines])
     theirs = np.array([klm.score(s, bos=True, eos=True) for s in lines])
     np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-4)

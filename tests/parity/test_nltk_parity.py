@@ -20,7 +20,7 @@ from collections import Counter
 import pytest
 
 from fastppl import Corpus, NGramModel
-from ngram_oracle import BOS, EOS, Oracle, count_windows
+from helpers.ngram_oracle import BOS, EOS, Oracle, count_windows
 
 lm = pytest.importorskip("nltk.lm")
 from nltk.lm.preprocessing import everygrams, pad_both_ends  # noqa: E402
@@ -31,9 +31,8 @@ TOL = 1e-9
 
 
 @pytest.fixture(scope="module")
-def lines(shared_dir):
-    path = shared_dir / "arpa" / "machado-small.train.txt"
-    with open(path, encoding="utf-8") as f:
+def lines(machado_train_head_path):
+    with open(machado_train_head_path, encoding="utf-8") as f:
         return [line.split() for line in itertools.islice(f, NUM_TRAIN + 40)]
 
 

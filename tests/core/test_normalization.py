@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from fastppl import Corpus, NGramModel
 from fastppl.errors import FastpplError, NotNormalizedError
-from ngram_oracle import BOS, EOS, Oracle
+from helpers.ngram_oracle import BOS, EOS, Oracle
 
 ALPHABET = ["a", "b", "c", "d", "e"]
 NORMALIZED = [

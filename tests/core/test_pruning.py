@@ -18,22 +18,20 @@ import pytest
 from fastppl import Corpus, NGramModel, train_arpa
 from fastppl.cli import main as cli_main
 from fastppl.errors import InvalidArgumentError, InvalidTypeError
-from test_kenlm_parity import read_arpa
+from helpers.arpa_text import read_arpa
+from helpers.shared_data import fixture_path
 
-FIXTURE = Path(__file__).parent / "data" / "lmplz-machado-small-2500.o4.prune-0-1-2.arpa.xz"
+FIXTURE = fixture_path("lmplz-machado-small-2500.o4.prune-0-1-2.arpa.xz")
 SLICE_SHA256 = "d19bde3412d5c3037be1fe0e4fdc417e8e8a3d9ec4379bc8fd056629074ae114"
 TEXT = "a b c a b\nb c d a\na a b c d e\nc d e f\nb c a d\na b c d\n"
 
 
 @pytest.fixture(scope="module")
-def slice_text(shared_dir, tmp_path_factory) -> Path:
+def slice_text(machado_train_head_path: Path) -> Path:
     """The first 2,500 lines of machado-small.train.txt, which lmplz pruned for the fixture."""
-    lines = (shared_dir / "arpa" / "machado-small.train.txt").read_bytes().splitlines(True)[:2500]
-    data = b"".join(lines)
-    assert hashlib.sha256(data).hexdigest() == SLICE_SHA256, "machado-small.train.txt changed"
-    path = tmp_path_factory.mktemp("slice") / "slice.txt"
-    path.write_bytes(data)
-    return path
+    data = machado_train_head_path.read_bytes()
+    assert hashlib.sha256(data).hexdigest() == SLICE_SHA256, "the text of the fixture changed"
+    return machado_train_head_path
 
 
 def assert_same_model(mine: Path, reference: Path) -> None:

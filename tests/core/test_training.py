@@ -19,7 +19,8 @@ from fastppl import Corpus, NGramModel, train_arpa
 from fastppl.cli import main as cli_main
 from fastppl.errors import EmptyCorpusError, InvalidArgumentError, InvalidTypeError
 from fastppl.training import parse_memory
-from test_kenlm_parity import MODELS, read_arpa
+from helpers.arpa_text import LMPLZ_MODELS as MODELS
+from helpers.arpa_text import read_arpa
 
 MIN = fastppl._core.MIN_MEMORY
 
@@ -139,8 +140,8 @@ def test_unwritable_places_are_named(tmp_path):
     assert not (tmp_path / "m.arpa").exists()
 
 
-def test_cli_memory_option(shared_dir, tmp_path, capsys):
-    text = shared_dir / "arpa" / "machado-small.train.txt"
+def test_cli_memory_option(machado_train_head_path, tmp_path, capsys):
+    text = machado_train_head_path
     out = tmp_path / "cli.arpa"
     args = ["train", str(text), str(out), "-o", "3", "--tokenizer", "whitespace"]
     assert cli_main([*args, "-S", "20M", "-T", str(tmp_path)]) == 0

@@ -207,6 +207,7 @@ def blank_text(shared_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Pa
     return path
 
 
+@pytest.mark.kenlm_bin
 def test_lmplz_parity_with_blank_lines(blank_text: Path, tmp_path: Path):
     lmplz = _kenlm_tool("lmplz")
     ref_path = tmp_path / "lmplz.arpa"
@@ -233,6 +234,7 @@ def test_lmplz_parity_with_blank_lines(blank_text: Path, tmp_path: Path):
             assert (c or 0.0) == pytest.approx(b or 0.0, abs=1e-5), gram
 
 
+@pytest.mark.kenlm_bin
 def test_query_parity_with_blank_lines(blank_text: Path, shared_dir: Path):
     query = _kenlm_tool("query")
     arpa = shared_dir / "arpa" / "machado-small.o5.arpa.gz"

@@ -11,6 +11,7 @@ NLTK's own formula, asserts equality to it, and asserts that it differs from the
 
 from __future__ import annotations
 
+import lzma
 import math
 import random
 from functools import cache
@@ -28,15 +29,17 @@ from nltk.lm import (
 from nltk.lm.preprocessing import pad_both_ends, padded_everygram_pipeline
 from nltk.util import ngrams
 
-from _reference_loader import reference as ref
-from _reference_loader import shared_path
+from helpers.reference_loader import reference as ref
+from helpers.shared_data import fixture_path
 
 BOS, EOS, UNK = ref.BOS, ref.EOS, ref.UNK
 
 
 @cache
 def corpus(n_train: int = 300, n_test: int = 60) -> tuple[list[list[str]], list[list[str]]]:
-    with open(shared_path("arpa", "machado-small.train.txt"), encoding="utf-8") as f:
+    with lzma.open(
+        fixture_path("machado-small.train.head-2500.txt.xz"), "rt", encoding="utf-8"
+    ) as f:
         lines = [line.split() for line in f]
     return lines[:n_train], lines[n_train : n_train + n_test]
 

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fastppl import Corpus, NGramModel
-from ngram_oracle import BOS, EOS, count_windows
+from helpers.ngram_oracle import BOS, EOS, count_windows
 
 ALPHABET = ["a", "b", "c"]
 sentences_st = st.lists(

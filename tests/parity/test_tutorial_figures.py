@@ -22,8 +22,10 @@ from itertools import pairwise
 
 import pytest
 
-from _reference_loader import reference as ref
-from _reference_loader import shared_path
+from helpers.reference_loader import reference as ref
+from helpers.shared_data import shared_path
+
+pytestmark = pytest.mark.shared  # every test reads the shared folder
 
 N_TOKENS = 629_885
 

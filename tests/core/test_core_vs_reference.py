@@ -1,17 +1,17 @@
 """The Rust core against the pure-Python reference (``fastppl.reference``), an independent
-implementation of the same conventions, on the Machado de Assis corpus."""
+implementation of the same conventions, on the bundled Machado de Assis corpus."""
 
 from __future__ import annotations
 
 import contextlib
-import gzip
 import math
 import random
 
 import pytest
 
 import fastppl
-from fastppl import reference
+from fastppl import datasets, reference
+from fastppl.text import read_text
 
 ESTIMATORS = [
     ("mle", {}),
@@ -26,11 +26,13 @@ ESTIMATORS = [
 
 
 @pytest.fixture(scope="module")
-def machado_sentences(shared_dir):
-    """The tutorial's token stream (NLTK 3.2.5 tokens), cut into sentences after . ! ?"""
-    with gzip.open(shared_dir / "corpora/machado/machado.tokens-nltk3.2.5.txt.gz", "rt") as f:
-        tokens = f.read().split()
-    return reference.split_by_terminators(tokens)
+def machado_sentences():
+    """The bundled corpus (``#``/``%`` lines dropped, lowercased) split on whitespace, cut into
+    sentences after the tokens ``.``, ``!`` and ``?``."""
+    text = read_text(
+        datasets.machado(), skip_line_prefixes=datasets.MACHADO_SKIP_LINE_PREFIXES, lowercase=True
+    )
+    return reference.split_by_terminators(text.split())
 
 
 @pytest.fixture(scope="module")

@@ -69,8 +69,8 @@ def test_tokenizer_kenlm_refuses_other_sentence_modes(tmp_path: Path, capsys):
 
 # ---- vocabulary cutoff and vocabulary file ----------------------------------------------------
 @pytest.fixture(scope="module")
-def small_train(shared_dir: Path) -> Path:
-    return shared_dir / "arpa" / "machado-small.train.txt"
+def small_train(machado_train_head_path: Path) -> Path:
+    return machado_train_head_path
 
 
 def _by_hand(path: Path, keep) -> Corpus:
@@ -188,11 +188,13 @@ def test_train_format(small_train: Path, tmp_path: Path, capsys, name, argv, bin
         assert model.smoothing == "modified_kneser_ney" and model.count(["o"]) > 0
 
 
-def test_eval_and_score_read_binary_models(small_train: Path, tmp_path: Path, capsys):
+def test_eval_and_score_read_binary_models(
+    small_train: Path, machado_test_head_path: Path, tmp_path: Path, capsys
+):
     arpa, binary = tmp_path / "m.arpa", tmp_path / "m.fppl"
     assert main(["train", "-o", "3", str(small_train), str(arpa), "-q"]) == 0
     assert main(["train", "-o", "3", str(small_train), str(binary), "-q"]) == 0
-    test = small_train.parent / "machado.test.txt"
+    test = machado_test_head_path
     from_arpa = _json_eval(capsys, str(arpa), str(test))
     from_binary = _json_eval(capsys, str(binary), str(test))
     # the ARPA file rounds to float32; the binary model is the fitted model itself

@@ -13,8 +13,10 @@ from functools import cache
 
 import pytest
 
-from _reference_loader import reference as ref
-from _reference_loader import shared_path
+from helpers.reference_loader import reference as ref
+from helpers.shared_data import shared_path
+
+pytestmark = pytest.mark.shared  # every test reads the shared folder
 
 # lmplz's log for machado-small, -o 5 (orders 1-4 in ../shared/arpa/README.md; order 5 computed
 # here and equal to lmplz's float32 formula).

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from _reference_loader import reference as ref
+from helpers.reference_loader import reference as ref
 
 WORDS = ["a", "b", "c", "d", "e", "."]
 NORMALIZED = [s for s in ref.SMOOTHINGS if s != "stupid_backoff"]
