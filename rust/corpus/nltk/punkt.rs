@@ -388,11 +388,19 @@ impl Punkt {
     }
 
     /// `_slices_from_text`: the sentence slices before realignment.
+    /// The decisions are independent of each other, so they are taken on all cores.
     fn slices(&self, text: &str) -> Vec<Span> {
+        use rayon::prelude::*;
+        let candidates = candidates(text);
+        let breaks: Vec<bool> = candidates
+            .par_iter()
+            .with_min_len(4096)
+            .map(|c| self.contains_sentbreak(&text[c.context.0..c.context.1]))
+            .collect();
         let mut slices = Vec::new();
         let mut last_break = 0;
-        for candidate in candidates(text) {
-            if self.contains_sentbreak(&text[candidate.context.0..candidate.context.1]) {
+        for (candidate, is_break) in candidates.iter().zip(breaks) {
+            if is_break {
                 slices.push((last_break, candidate.end));
                 last_break = candidate.next_token.unwrap_or(candidate.end);
             }

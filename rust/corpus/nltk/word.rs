@@ -16,23 +16,29 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::chars::{is_py_space, is_re_word, is_word};
+use super::chars::{is_py_space, is_re_word, is_space, is_word};
 
 /// One `regex.sub(pattern, replacement, text)` of NLTK.
 struct Rule {
     pattern: Regex,
     replacement: &'static str,
+    /// Bytes one of which every match holds (the rule is skipped when none is present).
+    triggers: &'static [u8],
 }
 
 impl Rule {
-    fn new(pattern: &str, replacement: &'static str) -> Self {
+    fn new(pattern: &str, replacement: &'static str, triggers: &'static [u8]) -> Self {
         Rule {
             pattern: Regex::new(pattern).expect("a valid NLTK rule"),
             replacement,
+            triggers,
         }
     }
 
-    fn apply(&self, text: String) -> String {
+    fn apply(&self, text: String, present: &Bytes) -> String {
+        if !present.any(self.triggers) {
+            return text;
+        }
         match self.pattern.replace_all(&text, self.replacement) {
             Cow::Borrowed(_) => text,
             Cow::Owned(s) => s,
@@ -40,20 +46,43 @@ impl Rule {
     }
 }
 
+/// The bytes present in a sentence, plus those the rules can add: every rule only moves text
+/// and inserts spaces, except that `"` and `''` become ``` `` ``` or `''`.
+struct Bytes([bool; 256]);
+
+impl Bytes {
+    fn of(text: &str) -> Self {
+        let mut seen = [false; 256];
+        for &b in text.as_bytes() {
+            seen[b as usize] = true;
+        }
+        if seen[b'"' as usize] || seen[b'\'' as usize] {
+            seen[b'`' as usize] = true;
+            seen[b'\'' as usize] = true;
+        }
+        Bytes(seen)
+    }
+
+    fn any(&self, bytes: &[u8]) -> bool {
+        bytes.iter().any(|&b| self.0[b as usize])
+    }
+}
+
+/// Last UTF-8 bytes of « “ ‘ „ (and the backtick): what STARTING_QUOTES 1 needs.
+const OPEN_QUOTE_BYTES: &[u8] = b"`\xab\x9c\x98\x9e";
+/// Last UTF-8 bytes of » ” ’.
+const CLOSE_QUOTE_BYTES: &[u8] = b"\xbb\x9d\x99";
+/// Last UTF-8 bytes of U+2012..U+2015.
+const DASH_BYTES: &[u8] = b"\x92\x93\x94\x95";
+
 /// The compiled rules, in NLTK's order, around the hand-coded ones.
 struct Rules {
-    /// STARTING_QUOTES 1: `([«“‘„]|[`]+)` -> ` \1 `.
-    open_quotes: Rule,
     /// STARTING_QUOTES 4: `([ \(\[{<])(\"|\'{2})` -> `\1 `` `.
     quote_after_space: Rule,
-    /// PUNCTUATION 1..10 (the first and the seventh end with `\s*$`).
-    punctuation: [Rule; 10],
-    /// PARENS_BRACKETS.
-    brackets: Rule,
-    /// ENDING_QUOTES 1: `([»”’])` -> ` \1 `.
-    close_quotes: Rule,
-    /// ENDING_QUOTES 4: `\s+` -> ` `.
-    spaces: Rule,
+    /// PUNCTUATION 2 and 3.
+    colons: [Rule; 2],
+    /// PUNCTUATION 9: `([^'])' ` -> `\1 ' `.
+    quote_space: Rule,
     /// ENDING_QUOTES 5 and 6: clitics (`'s`, `n't` ...).
     clitics: [Rule; 2],
 }
@@ -61,28 +90,19 @@ struct Rules {
 fn rules() -> &'static Rules {
     static RULES: OnceLock<Rules> = OnceLock::new();
     RULES.get_or_init(|| Rules {
-        open_quotes: Rule::new("([«“‘„]|`+)", " ${1} "),
-        quote_after_space: Rule::new(r#"([ (\[{<])("|'')"#, "${1} `` "),
-        punctuation: [
-            // The possessive `*+` of NLTK gives the same match as `*` here (the class holds
-            // no character `\s*$` could need back).
-            Rule::new(r#"([^.])(\.)([\])}>"'»”’ ]*)\s*\z"#, "${1} ${2} ${3} "),
-            Rule::new(r"([:,])([^\d])", " ${1} ${2}"),
-            Rule::new(r"([:,])\z", " ${1} "),
-            Rule::new(r"\.{2,}", " ${0} "),
-            Rule::new(r"[;@#$%&]", " ${0} "),
-            Rule::new("[\u{2012}-\u{2015}]", " ${0} "),
-            Rule::new(r#"([^.])(\.)([\])}>"']*)\s*\z"#, "${1} ${2}${3} "),
-            Rule::new(r"[?!]", " ${0} "),
-            Rule::new(r"([^'])' ", "${1} ' "),
-            Rule::new(r"[*]", " ${0} "),
+        quote_after_space: Rule::new(r#"([ (\[{<])("|'')"#, "${1} `` ", b"\"'"),
+        colons: [
+            Rule::new(r"([:,])([^\d])", " ${1} ${2}", b":,"),
+            Rule::new(r"([:,])\z", " ${1} ", b":,"),
         ],
-        brackets: Rule::new(r"[\]\[(){}<>]", " ${0} "),
-        close_quotes: Rule::new("([»”’])", " ${1} "),
-        spaces: Rule::new(r"\s+", " "),
+        quote_space: Rule::new(r"([^'])' ", "${1} ' ", b"'"),
         clitics: [
-            Rule::new(r"([^' ])('[sS]|'[mM]|'[dD]|') ", "${1} ${2} "),
-            Rule::new(r"([^' ])('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) ", "${1} ${2} "),
+            Rule::new(r"([^' ])('[sS]|'[mM]|'[dD]|') ", "${1} ${2} ", b"'"),
+            Rule::new(
+                r"([^' ])('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) ",
+                "${1} ${2} ",
+                b"'",
+            ),
         ],
     })
 }
@@ -100,38 +120,184 @@ fn replace_literal(text: String, from: &str, to: &str) -> String {
 /// `emit` in order.
 pub fn tokenize(text: &str, mut emit: impl FnMut(&str)) {
     let r = rules();
-    let mut t = r.open_quotes.apply(text.to_string());
+    let present = Bytes::of(text);
+    // STARTING_QUOTES 1: `([«“‘„]|[`]+)` -> ` \1 `.
+    let mut t = pad(
+        text.to_string(),
+        &present,
+        OPEN_QUOTE_BYTES,
+        |s| match first(s) {
+            Some(c @ ('«' | '“' | '‘' | '„')) => c.len_utf8(),
+            Some('`') => run_of(s, b'`'),
+            _ => 0,
+        },
+    );
     if t.starts_with('"') {
         t.replace_range(..1, "``");
     }
     t = replace_literal(t, "``", " `` ");
-    t = r.quote_after_space.apply(t);
+    t = r.quote_after_space.apply(t, &present);
     t = opening_apostrophes(t);
-    for rule in &r.punctuation {
-        t = rule.apply(t);
+    t = final_period(t, is_closing_or_space, true);
+    for rule in &r.colons {
+        t = rule.apply(t, &present);
     }
-    t = r.brackets.apply(t);
+    // `\.{2,}`, `[;@#$%&]`, `[\u2012-\u2015]` -> ` \g<0> `.
+    t = pad(t, &present, b".", |s| match run_of(s, b'.') {
+        n if n >= 2 => n,
+        _ => 0,
+    });
+    t = pad(t, &present, b";@#$%&", |s| one(s, |c| ";@#$%&".contains(c)));
+    t = pad(t, &present, DASH_BYTES, |s| {
+        one(s, |c| ('\u{2012}'..='\u{2015}').contains(&c))
+    });
+    t = final_period(t, is_closing_ascii, false);
+    t = pad(t, &present, b"?!", |s| one(s, |c| c == '?' || c == '!'));
+    t = r.quote_space.apply(t, &present);
+    t = pad(t, &present, b"*", |s| one(s, |c| c == '*'));
+    // PARENS_BRACKETS: `[\]\[\(\)\{\}\<\>]` -> ` \g<0> `.
+    t = pad(t, &present, b"[](){}<>", |s| {
+        one(s, |c| "[](){}<>".contains(c))
+    });
     t = replace_literal(t, "--", " -- ");
     let mut padded = String::with_capacity(t.len() + 2);
     padded.push(' ');
     padded.push_str(&t);
     padded.push(' ');
-    t = r.close_quotes.apply(padded);
+    // ENDING_QUOTES 1: `([»”’])` -> ` \1 `.
+    t = pad(padded, &present, CLOSE_QUOTE_BYTES, |s| {
+        one(s, |c| matches!(c, '»' | '”' | '’'))
+    });
     t = replace_literal(t, "''", " '' ");
     t = replace_literal(t, "\"", " '' ");
-    t = r.spaces.apply(t);
+    t = collapse_spaces(&t);
     for rule in &r.clitics {
-        t = rule.apply(t);
+        t = rule.apply(t, &present);
     }
     for c in CONTRACTIONS2 {
-        t = c.apply(t);
+        if present.any(&[
+            c.first.as_bytes()[0],
+            c.first.as_bytes()[0].to_ascii_uppercase(),
+        ]) {
+            t = c.apply(t);
+        }
     }
-    for c in CONTRACTIONS3 {
-        t = c.apply(t);
+    if present.any(b"'") {
+        for c in CONTRACTIONS3 {
+            t = c.apply(t);
+        }
     }
     for token in t.split(is_py_space).filter(|s| !s.is_empty()) {
         emit(token);
     }
+}
+
+fn first(s: &str) -> Option<char> {
+    s.chars().next()
+}
+
+/// The length of the run of `b` starting `s`.
+fn run_of(s: &str, b: u8) -> usize {
+    s.bytes().take_while(|&x| x == b).count()
+}
+
+/// The length of the first character of `s` if it is in `class`, else 0.
+fn one(s: &str, class: impl Fn(char) -> bool) -> usize {
+    first(s).filter(|&c| class(c)).map_or(0, char::len_utf8)
+}
+
+/// `regex.sub(pattern, r" \g<0> ", text)` for a pattern whose match at the start of a string
+/// has the length `unit` gives (0: no match): each match surrounded by spaces, left to right.
+/// Skipped when none of `triggers` is present.
+fn pad(text: String, present: &Bytes, triggers: &[u8], unit: impl Fn(&str) -> usize) -> String {
+    if !present.any(triggers) {
+        return text;
+    }
+    let mut out: Option<String> = None;
+    let mut copied = 0;
+    let mut i = 0;
+    while i < text.len() {
+        let n = unit(&text[i..]);
+        if n > 0 {
+            let o = out.get_or_insert_with(|| String::with_capacity(text.len() + 16));
+            o.push_str(&text[copied..i]);
+            o.push(' ');
+            o.push_str(&text[i..i + n]);
+            o.push(' ');
+            i += n;
+            copied = i;
+        } else {
+            i += text[i..].chars().next().map_or(1, char::len_utf8);
+        }
+    }
+    match out {
+        None => text,
+        Some(mut o) => {
+            o.push_str(&text[copied..]);
+            o
+        }
+    }
+}
+
+/// The class after the period in PUNCTUATION 1: `[\]\)}>"\'»”’ ]`.
+fn is_closing_or_space(c: char) -> bool {
+    matches!(
+        c,
+        ']' | ')' | '}' | '>' | '"' | '\'' | '»' | '”' | '’' | ' '
+    )
+}
+
+/// The class after the period in PUNCTUATION 7: `[\]\)}>"\']`.
+fn is_closing_ascii(c: char) -> bool {
+    matches!(c, ']' | ')' | '}' | '>' | '"' | '\'')
+}
+
+/// PUNCTUATION 1 (`([^\.])(\.)([\]\)}>"\'»”’ ]*+)\s*$` -> `\1 \2 \3 `, `spaced`) and
+/// PUNCTUATION 7 (`([^\.])(\.)([\]\)}>"\']*)\s*$` -> `\1 \2\3 `): the final period, followed
+/// only by closing characters (`closing`) and whitespace. No `.` can follow the matched one, so
+/// it is the last `.` of the text, and the match is unique.
+fn final_period(text: String, closing: fn(char) -> bool, spaced: bool) -> String {
+    let Some(dot) = text.rfind('.') else {
+        return text;
+    };
+    if text[..dot].chars().next_back().is_none_or(|c| c == '.') {
+        return text;
+    }
+    let after = &text[dot + 1..];
+    let run = after
+        .char_indices()
+        .find(|&(_, c)| !closing(c))
+        .map_or(after.len(), |(i, _)| i);
+    if !after[run..].chars().all(is_space) {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len() + 3);
+    out.push_str(&text[..dot]);
+    out.push_str(" .");
+    if spaced {
+        out.push(' ');
+    }
+    out.push_str(&after[..run]);
+    out.push(' ');
+    out
+}
+
+/// ENDING_QUOTES 4: `\s+` -> ` ` (`regex`'s `\s`: White_Space).
+fn collapse_spaces(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut in_space = false;
+    for c in text.chars() {
+        if is_space(c) {
+            if !in_space {
+                out.push(' ');
+            }
+            in_space = true;
+        } else {
+            out.push(c);
+            in_space = false;
+        }
+    }
+    out
 }
 
 /// STARTING_QUOTES 5: `(?i)(?<!\w)(\')(?!(?:re|ve|ll|m|t|s|d|n)\b)(?=\w)` -> `\1 ` (`regex`
@@ -264,34 +430,36 @@ impl Contraction {
     }
 
     fn apply(&self, text: String) -> String {
-        let lead = if self.space_before {
-            b' '
-        } else {
-            self.first.as_bytes()[0]
-        };
         let bytes = text.as_bytes();
+        // Candidate starts: the first letter (either case), or the space before `'`.
+        let candidates: Box<dyn Iterator<Item = usize>> = if self.space_before {
+            Box::new(
+                memchr::memchr_iter(b'\'', bytes)
+                    .filter(|&i| i > 0 && bytes[i - 1] == b' ')
+                    .map(|i| i - 1),
+            )
+        } else {
+            let lead = self.first.as_bytes()[0];
+            Box::new(memchr::memchr2_iter(lead, lead.to_ascii_uppercase(), bytes))
+        };
         let mut out: Option<String> = None;
         let mut copied = 0; // text[..copied] is in `out`
-        let mut i = 0;
-        while i < bytes.len() {
-            let b = bytes[i];
-            if b.to_ascii_lowercase() == lead && i >= copied {
-                let prev = text[..i].chars().next_back();
-                let at = i + usize::from(self.space_before);
-                if let Some((a, b)) = self.match_at(&text, at, prev) {
-                    let o = out.get_or_insert_with(|| String::with_capacity(text.len() + 16));
-                    o.push_str(&text[copied..i]);
-                    o.push(' ');
-                    o.push_str(&text[at..at + a]);
-                    o.push(' ');
-                    o.push_str(&text[at + a..at + a + b]);
-                    o.push(' ');
-                    i = at + a + b;
-                    copied = i;
-                    continue;
-                }
+        for i in candidates {
+            if i < copied {
+                continue;
             }
-            i += 1;
+            let prev = text[..i].chars().next_back();
+            let at = i + usize::from(self.space_before);
+            if let Some((a, b)) = self.match_at(&text, at, prev) {
+                let o = out.get_or_insert_with(|| String::with_capacity(text.len() + 16));
+                o.push_str(&text[copied..i]);
+                o.push(' ');
+                o.push_str(&text[at..at + a]);
+                o.push(' ');
+                o.push_str(&text[at + a..at + a + b]);
+                o.push(' ');
+                copied = at + a + b;
+            }
         }
         match out {
             None => text,
