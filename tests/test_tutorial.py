@@ -115,13 +115,18 @@ def exact_unigram_perplexity(counts: dict[str, int]) -> float:
     return float((-s / n).exp())
 
 
-def test_raw_corpus_through_nltk(shared_dir):
-    pytest.importorskip("nltk")
-    nltk_data = shared_dir / "nltk_data" / "tokenizers" / "punkt_tab"
-    if not nltk_data.is_dir():
-        pytest.skip(f"Punkt data missing: {nltk_data}")
+@pytest.mark.parametrize("engine", ["native", "python"])
+def test_raw_corpus_through_nltk(engine, monkeypatch, tmp_path):
+    """The seed figures from the bundled corpus and the bundled Punkt parameters alone (no NLTK
+    data anywhere), natively and through NLTK's own code."""
+    import nltk.data
+
+    import fastppl
+
+    monkeypatch.setattr(nltk.data, "path", [str(tmp_path)])
     corpus = Corpus.from_file(
-        shared_dir / "corpora" / "machado" / "machadodeassiscorpus.txt",
+        fastppl.datasets.machado(),
+        engine=engine,
         tokenizer="nltk",
         sentences="terminators",
         lowercase=True,
