@@ -491,3 +491,33 @@ def test_one_sentence_without_spaces_is_linear():
     large = min(seconds(160_000) for _ in range(2))
     assert large < 8 * small * 2.5 + 0.05, (small, large)
     assert sent_tokenize("ab." * 300) == sent_tokenize("ab." * 300, engine="python")
+
+
+# ---------------------------------------------------------------------------------------------
+# Command line
+
+
+@pytest.mark.parametrize("engine", ["native", "python"])
+def test_cli_language_and_engine(tmp_path, capsys, engine):
+    from fastppl.cli import main
+
+    text = tmp_path / "t.txt"
+    text.write_text("O Sr. Brás chegou. Ele saiu! E depois?\n" * 20, encoding="utf-8")
+    out = tmp_path / "m.arpa"
+    args = [
+        "train",
+        "-o",
+        "2",
+        "--smoothing",
+        "witten_bell",
+        "--tokenizer",
+        "nltk",
+        "--sentences",
+        "punkt",
+    ]
+    args += ["--language", "portuguese", "--engine", engine, str(text), str(out), "-q"]
+    assert main(args) == 0
+    arpa = out.read_text(encoding="utf-8")
+    assert "\tSr. Brás" in arpa and "\tsaiu !" in arpa  # Punkt kept "Sr." whole
+    assert main([*args[:-3], "--language", "klingon", str(text), str(out), "-q"]) != 0
+    assert "klingon" in capsys.readouterr().err
