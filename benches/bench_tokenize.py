@@ -141,6 +141,7 @@ def measure(name: str, repeats: int, **kwargs: object) -> dict:
             [sys.executable, __file__, "--case", name, "--kwargs", json.dumps(kwargs)],
             capture_output=True,
             text=True,
+            env={**os.environ, "NLTK_DATA": str(SHARED / "nltk_data")},  # for plain NLTK
             check=False,
         )
         if proc.returncode != 0:
