@@ -85,6 +85,8 @@ struct Rules {
     quote_space: Rule,
     /// ENDING_QUOTES 5 and 6: clitics (`'s`, `n't` ...).
     clitics: [Rule; 2],
+    /// The contractions' words, ASCII case-insensitively: `cannot|d'ye|...`.
+    contraction_words: regex::bytes::Regex,
 }
 
 fn rules() -> &'static Rules {
@@ -96,6 +98,10 @@ fn rules() -> &'static Rules {
             Rule::new(r"([:,])\z", " ${1} ", b":,"),
         ],
         quote_space: Rule::new(r"([^'])' ", "${1} ' ", b"'"),
+        contraction_words: regex::bytes::Regex::new(
+            "(?i-u)cannot|d'ye|gimme|gonna|gotta|lemme|more'n|wanna| 'tis| 'twas",
+        )
+        .expect("a valid pattern"),
         clitics: [
             Rule::new(r"([^' ])('[sS]|'[mM]|'[dD]|') ", "${1} ${2} ", b"'"),
             Rule::new(
@@ -126,6 +132,7 @@ pub fn tokenize(text: &str, mut emit: impl FnMut(&str)) {
         text.to_string(),
         &present,
         OPEN_QUOTE_BYTES,
+        b"`\xc2\xe2",
         |s| match first(s) {
             Some(c @ ('«' | '“' | '‘' | '„')) => c.len_utf8(),
             Some('`') => run_of(s, b'`'),
@@ -143,20 +150,24 @@ pub fn tokenize(text: &str, mut emit: impl FnMut(&str)) {
         t = rule.apply(t, &present);
     }
     // `\.{2,}`, `[;@#$%&]`, `[\u2012-\u2015]` -> ` \g<0> `.
-    t = pad(t, &present, b".", |s| match run_of(s, b'.') {
+    t = pad(t, &present, b".", b".", |s| match run_of(s, b'.') {
         n if n >= 2 => n,
         _ => 0,
     });
-    t = pad(t, &present, b";@#$%&", |s| one(s, |c| ";@#$%&".contains(c)));
-    t = pad(t, &present, DASH_BYTES, |s| {
+    t = pad(t, &present, b";@#$%&", b";@#$%&", |s| {
+        one(s, |c| ";@#$%&".contains(c))
+    });
+    t = pad(t, &present, DASH_BYTES, b"\xe2", |s| {
         one(s, |c| ('\u{2012}'..='\u{2015}').contains(&c))
     });
     t = final_period(t, is_closing_ascii, false);
-    t = pad(t, &present, b"?!", |s| one(s, |c| c == '?' || c == '!'));
+    t = pad(t, &present, b"?!", b"?!", |s| {
+        one(s, |c| c == '?' || c == '!')
+    });
     t = r.quote_space.apply(t, &present);
-    t = pad(t, &present, b"*", |s| one(s, |c| c == '*'));
+    t = pad(t, &present, b"*", b"*", |s| one(s, |c| c == '*'));
     // PARENS_BRACKETS: `[\]\[\(\)\{\}\<\>]` -> ` \g<0> `.
-    t = pad(t, &present, b"[](){}<>", |s| {
+    t = pad(t, &present, b"[](){}<>", b"[](){}<>", |s| {
         one(s, |c| "[](){}<>".contains(c))
     });
     t = replace_literal(t, "--", " -- ");
@@ -165,7 +176,7 @@ pub fn tokenize(text: &str, mut emit: impl FnMut(&str)) {
     padded.push_str(&t);
     padded.push(' ');
     // ENDING_QUOTES 1: `([»”’])` -> ` \1 `.
-    t = pad(padded, &present, CLOSE_QUOTE_BYTES, |s| {
+    t = pad(padded, &present, CLOSE_QUOTE_BYTES, b"\xc2\xe2", |s| {
         one(s, |c| matches!(c, '»' | '”' | '’'))
     });
     t = replace_literal(t, "''", " '' ");
@@ -174,16 +185,10 @@ pub fn tokenize(text: &str, mut emit: impl FnMut(&str)) {
     for rule in &r.clitics {
         t = rule.apply(t, &present);
     }
-    for c in CONTRACTIONS2 {
-        if present.any(&[
-            c.first.as_bytes()[0],
-            c.first.as_bytes()[0].to_ascii_uppercase(),
-        ]) {
-            t = c.apply(t);
-        }
-    }
-    if present.any(b"'") {
-        for c in CONTRACTIONS3 {
+    // Most sentences hold no contraction: one search for all of them (ASCII case folding;
+    // the non-ASCII folds `İ`, `ı`, `ſ` start with byte 0xC4 or 0xC5) decides.
+    if present.any(b"\xc4\xc5") || r.contraction_words.is_match(t.as_bytes()) {
+        for c in CONTRACTIONS2.iter().chain(&CONTRACTIONS3) {
             t = c.apply(t);
         }
     }
@@ -208,27 +213,43 @@ fn one(s: &str, class: impl Fn(char) -> bool) -> usize {
 
 /// `regex.sub(pattern, r" \g<0> ", text)` for a pattern whose match at the start of a string
 /// has the length `unit` gives (0: no match): each match surrounded by spaces, left to right.
-/// Skipped when none of `triggers` is present.
-fn pad(text: String, present: &Bytes, triggers: &[u8], unit: impl Fn(&str) -> usize) -> String {
+/// Skipped when none of `triggers` is present; a match can only start at a byte of `starts`
+/// (ASCII bytes or UTF-8 lead bytes, so always at a character boundary).
+fn pad(
+    text: String,
+    present: &Bytes,
+    triggers: &[u8],
+    starts: &[u8],
+    unit: impl Fn(&str) -> usize,
+) -> String {
     if !present.any(triggers) {
         return text;
     }
+    let mut is_start = [false; 256];
+    for &b in starts {
+        is_start[b as usize] = true;
+    }
+    let bytes = text.as_bytes();
     let mut out: Option<String> = None;
     let mut copied = 0;
     let mut i = 0;
-    while i < text.len() {
-        let n = unit(&text[i..]);
-        if n > 0 {
-            let o = out.get_or_insert_with(|| String::with_capacity(text.len() + 16));
-            o.push_str(&text[copied..i]);
-            o.push(' ');
-            o.push_str(&text[i..i + n]);
-            o.push(' ');
-            i += n;
-            copied = i;
-        } else {
-            i += text[i..].chars().next().map_or(1, char::len_utf8);
+    while i < bytes.len() {
+        if !is_start[bytes[i] as usize] {
+            i += 1;
+            continue;
         }
+        let n = unit(&text[i..]);
+        if n == 0 {
+            i += 1;
+            continue;
+        }
+        let o = out.get_or_insert_with(|| String::with_capacity(text.len() + 16));
+        o.push_str(&text[copied..i]);
+        o.push(' ');
+        o.push_str(&text[i..i + n]);
+        o.push(' ');
+        i += n;
+        copied = i;
     }
     match out {
         None => text,
@@ -286,6 +307,25 @@ fn final_period(text: String, closing: fn(char) -> bool, spaced: bool) -> String
 fn collapse_spaces(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut in_space = false;
+    if text.is_ascii() {
+        // ASCII White_Space: \t \n \v \f \r and space (not U+001C..U+001F).
+        let bytes = text.as_bytes();
+        let mut start = 0;
+        for (i, &b) in bytes.iter().enumerate() {
+            let space = matches!(b, b'\t'..=b'\r' | b' ');
+            if space && !in_space {
+                out.push_str(&text[start..i]);
+                out.push(' ');
+            } else if !space && in_space {
+                start = i;
+            }
+            in_space = space;
+        }
+        if !in_space {
+            out.push_str(&text[start..]);
+        }
+        return out;
+    }
     for c in text.chars() {
         if is_space(c) {
             if !in_space {
@@ -492,6 +532,13 @@ mod tests {
                 "New", "York.", "Please", "buy", "me", "two", "of", "them.", "Thanks", "."
             ]
         );
+    }
+
+    #[test]
+    fn collapse_spaces_as_regex_s_plus() {
+        assert_eq!(collapse_spaces(" a \t\n b\x1c  c "), " a b\x1c c ");
+        assert_eq!(collapse_spaces("a\u{3000}\u{a0}b é"), "a b é");
+        assert_eq!(collapse_spaces(""), "");
     }
 
     #[test]
