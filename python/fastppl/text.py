@@ -1,6 +1,6 @@
 """Reading, cleaning and tokenizing text: the Python definition of fastppl's text pipeline.
 
-Pure functions, no state except a note of the Punkt warnings already issued. The pipeline is
+Pure functions, no state. The pipeline is
 
 1. :func:`read_text`: read a file (``.gz``, ``.xz``, ``.bz2`` decompressed by extension), decode
    it, normalize line endings to ``"\\n"``, then :func:`clean_text`;
@@ -8,7 +8,7 @@ Pure functions, no state except a note of the Punkt warnings already issued. The
 3. :func:`tokenize_text`: split into sentences of tokens.
 
 The Rust core has a fast path for ``tokenizer="whitespace"`` and ``tokenizer="kenlm"``; the
-functions here are their definition and fallback.
+functions here are their definition.
 
 ``tokenizer="nltk"`` and ``sentences="punkt"`` are NLTK's ``word_tokenize`` and
 ``sent_tokenize`` (NLTK 3.10.4 output), run natively by default (:mod:`fastppl.tokenize`:
