@@ -66,6 +66,18 @@ def _add_text_options(p: argparse.ArgumentParser) -> None:
         default="lines",
         help="how text is cut into sentences (default: one per line)",
     )
+    p.add_argument(
+        "--language",
+        default="english",
+        help="Punkt language for --tokenizer nltk and --sentences punkt (bundled: english, "
+        "portuguese; others from NLTK's data path)",
+    )
+    p.add_argument(
+        "--engine",
+        choices=("native", "python"),
+        default="native",
+        help="NLTK tokenization in Rust (native, default) or by NLTK's own code (python)",
+    )
     p.add_argument("--lowercase", action="store_true", help="lowercase the text first")
     p.add_argument(
         "--skip-line-prefix",
@@ -113,6 +125,8 @@ def _read_corpus(path: str | None, args: argparse.Namespace):
     options = {
         "tokenizer": tokenizer,
         "sentences": args.sentences,
+        "language": args.language,
+        "engine": args.engine,
         "lowercase": args.lowercase,
         "skip_line_prefixes": tuple(args.skip_line_prefix),
     }

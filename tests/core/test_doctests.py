@@ -8,7 +8,9 @@ import importlib
 import pytest
 
 
-@pytest.mark.parametrize("name", ["fastppl.errors", "fastppl.text", "fastppl.datasets"])
+@pytest.mark.parametrize(
+    "name", ["fastppl.errors", "fastppl.text", "fastppl.tokenize", "fastppl.datasets"]
+)
 def test_doctests(name, nltk_data_dir):
     module = importlib.import_module(name)
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)

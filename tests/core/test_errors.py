@@ -19,7 +19,8 @@ from fastppl.errors import (
     ModelFormatError,
     NotNormalizedError,
     OutOfVocabularyError,
-    PunktMissingWarning,
+    PunktDataError,
+    PunktDataNotFoundError,
     ZeroProbabilityWarning,
 )
 
@@ -36,7 +37,8 @@ HIERARCHY = [
     (NotNormalizedError, (FastpplError, ValueError)),
     (FastpplWarning, (UserWarning,)),
     (ZeroProbabilityWarning, (FastpplWarning,)),
-    (PunktMissingWarning, (FastpplWarning,)),
+    (PunktDataError, (FastpplError, ValueError)),
+    (PunktDataNotFoundError, (FastpplError, LookupError)),
 ]
 
 
@@ -61,6 +63,16 @@ def test_out_of_vocabulary_error():
     assert str(OutOfVocabularyError("custom message")) == "custom message"  # not quoted
     with pytest.raises(KeyError):
         raise err
+
+
+def test_punkt_errors_pickle():
+    err = PunktDataError("bad line", "/p/ortho_context.tab", 3)
+    assert (err.path, err.line, str(err)) == ("/p/ortho_context.tab", 3, "bad line")
+    missing = PunktDataNotFoundError(None, "german", ["/data"])
+    assert "'german'" in str(missing) and "nltk.downloader punkt_tab" in str(missing)
+    for e in (err, missing):
+        again = pickle.loads(pickle.dumps(e))
+        assert type(again) is type(e) and str(again) == str(e)
 
 
 def test_corpus_decode_error():

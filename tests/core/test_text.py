@@ -1,4 +1,4 @@
-"""Tests of fastppl.text: reading, cleaning, tokenizing, the Punkt fallback."""
+"""Tests of fastppl.text: reading, cleaning, tokenizing, the bundled Punkt parameters."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from fastppl.errors import (
     CorpusFileNotFoundError,
     FastpplError,
     InvalidArgumentError,
-    PunktMissingWarning,
+    PunktDataNotFoundError,
 )
 from fastppl.text import (
     TERMINATORS,
@@ -66,7 +66,7 @@ _NO_PUNKT_SCRIPT = textwrap.dedent(
     """
     import json, sys, warnings
     import nltk.data
-    nltk.data.path[:] = [sys.argv[2]]  # a machine with no Punkt data anywhere
+    nltk.data.path[:] = [sys.argv[2]]  # a machine with no NLTK data anywhere
     from fastppl.text import punkt_available, read_text, tokenize_text
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -86,7 +86,9 @@ _NO_PUNKT_SCRIPT = textwrap.dedent(
 )
 
 
-def test_fallback_without_punkt_on_machado(machado_text_path, tmp_path):
+def test_bundled_punkt_without_nltk_data_on_machado(machado_text_path, tmp_path):
+    """A fresh machine (no NLTK data, no NLTK_DATA) gets NLTK's tokens from the bundled Punkt
+    parameters: the seed figures, and no warning."""
     empty = tmp_path / "empty_nltk_data"
     empty.mkdir()
     env = {k: v for k, v in __import__("os").environ.items() if k != "NLTK_DATA"}
@@ -99,30 +101,26 @@ def test_fallback_without_punkt_on_machado(machado_text_path, tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
-    assert out["available"] is False
-    assert out["tokens"] == 600_403
-    assert out["again"] == [["um.", "dois", "."]]  # punkt -> terminators, no Punkt word split
+    assert out["available"] is True
+    assert out["tokens"] == 629_335
+    assert out["dia"] == 776
+    assert out["again"] == [["um", "."], ["dois", "."]]
     assert out["ws"] == [["um", "."], ["dois"]]
-    assert len(out["warnings"]) == 1, out["warnings"]
-    category, message = out["warnings"][0]
-    assert category == "PunktMissingWarning"
-    assert "punkt_tab" in message and "nltk.downloader" in message
-    assert "preserve_line=True" in message and "terminators" in message
+    assert out["warnings"] == []
 
 
 # ---------------------------------------------------------------------------------------------
-# Punkt fallback, in process
+# Punkt parameters: bundled, on NLTK's path, or a clear error
 
 
 @pytest.fixture
 def no_punkt(monkeypatch, tmp_path):
-    """nltk.data.path pointing at an empty folder, and a fresh once-per-language memory."""
+    """nltk.data.path pointing at an empty folder."""
     import nltk.data
 
     empty = tmp_path / "empty_nltk_data"
     empty.mkdir()
     monkeypatch.setattr(nltk.data, "path", [str(empty)])
-    monkeypatch.setattr(fptext, "_PUNKT_WARNED", set())
     return empty
 
 
@@ -132,31 +130,50 @@ def test_punkt_available(nltk_data_dir):
     assert not punkt_available("klingon")
 
 
-def test_no_punkt_warns_once_and_falls_back(no_punkt):
-    assert not punkt_available("english")
+def test_bundled_languages_need_no_nltk_data(no_punkt):
+    assert punkt_available("english") and punkt_available("portuguese")
+    assert not punkt_available("german")
     text = "Ele disse bom dia. Ela riu! E foi embora"
-    with pytest.warns(PunktMissingWarning) as record:
-        a = tokenize_text(text, tokenizer="nltk", sentences="terminators")
-        b = tokenize_text(text, tokenizer="nltk", sentences="punkt")
-        c = tokenize_text(text, tokenizer="whitespace", sentences="punkt")
-    assert len(record) == 1
-    expected = [["Ele", "disse", "bom", "dia.", "Ela", "riu", "!"], ["E", "foi", "embora"]]
-    assert a == expected
-    assert b == expected  # punkt -> terminators
-    assert c == [["Ele", "disse", "bom", "dia.", "Ela", "riu!", "E", "foi", "embora"]]
+    expected = [["Ele", "disse", "bom", "dia", "."], ["Ela", "riu", "!"], ["E", "foi", "embora"]]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        tokenize_text(text, tokenizer="nltk")  # already warned for English: silent
-        tokenize_text(text, tokenizer="whitespace")  # needs no Punkt: silent
-    with pytest.warns(PunktMissingWarning, match="portuguese"):
-        tokenize_text(text, tokenizer="nltk", language="portuguese")
+        for language in ("english", "portuguese"):
+            assert tokenize_text(text, tokenizer="nltk", language=language) == expected
+            assert tokenize_text(text, sentences="punkt", language=language) == expected
+
+
+@pytest.mark.parametrize("engine", ["native", "python"])
+def test_unknown_language_is_a_clear_error(no_punkt, engine):
+    with pytest.raises(PunktDataNotFoundError, match=r"'german'.*punkt_tab") as info:
+        tokenize_text("Guten Tag. Wie geht's?", language="german", engine=engine)
+    assert info.value.language == "german"
+    assert isinstance(info.value, LookupError) and isinstance(info.value, FastpplError)
+    with pytest.raises(InvalidArgumentError, match="Punkt language name"):
+        tokenize_text("x", language="../english", engine=engine)
+
+
+def test_language_on_nltk_data_path_is_used(no_punkt, nltk_data_dir):
+    """A language that is not bundled is read from NLTK's data path (here a copy of English
+    under another name)."""
+    import shutil
+
+    import nltk.data
+
+    root = no_punkt
+    shutil.copytree(
+        nltk_data_dir / "tokenizers" / "punkt_tab" / "english",
+        root / "tokenizers" / "punkt_tab" / "english_copy",
+    )
+    assert nltk.data.path == [str(root)]
+    text = "Mr. Smith arrived. He sat down."
+    assert tokenize_text(text, sentences="punkt", language="english_copy") == tokenize_text(
+        text, sentences="punkt", language="english"
+    )
 
 
 def test_whitespace_terminators_never_needs_punkt(no_punkt):
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        for mode in ("terminators", "lines", "none"):
-            assert tokenize_text("a .\nb", tokenizer="whitespace", sentences=mode)
+    for mode in ("terminators", "lines", "none"):
+        assert tokenize_text("a .\nb", tokenizer="whitespace", sentences=mode, language="german")
 
 
 # ---------------------------------------------------------------------------------------------

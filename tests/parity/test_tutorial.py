@@ -115,9 +115,18 @@ def exact_unigram_perplexity(counts: dict[str, int]) -> float:
     return float((-s / n).exp())
 
 
-def test_raw_corpus_through_nltk(machado_text_path, nltk_data_dir):
+@pytest.mark.parametrize("engine", ["native", "python"])
+def test_raw_corpus_through_nltk(engine, monkeypatch, tmp_path):
+    """The seed figures from the bundled corpus and the bundled Punkt parameters alone (no NLTK
+    data anywhere), natively and through NLTK's own code."""
+    import nltk.data
+
+    import fastppl
+
+    monkeypatch.setattr(nltk.data, "path", [str(tmp_path)])
     corpus = Corpus.from_file(
-        machado_text_path,
+        fastppl.datasets.machado(),
+        engine=engine,
         tokenizer="nltk",
         sentences="terminators",
         lowercase=True,
