@@ -56,21 +56,35 @@ def shared_dir() -> Path:
 
 
 @pytest.fixture(scope="session")
-def nltk_data_dir() -> Path:
-    """A folder holding NLTK's English and Portuguese ``punkt_tab`` (``../shared/nltk_data``, else
-    wherever NLTK finds it, e.g. ``$NLTK_DATA``); on ``nltk.data.path``. Skips the test if neither
-    has it (fails it in CI)."""
+def nltk_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder holding NLTK's English and Portuguese ``punkt_tab``, on ``nltk.data.path``.
+
+    ``<shared>/nltk_data``, else wherever NLTK finds it (``$NLTK_DATA``, ``~/nltk_data``), else
+    the Punkt parameters bundled with fastppl (``fastppl/data/punkt_tab``, when the package has
+    them), copied into an NLTK data folder and put in ``NLTK_DATA`` for subprocesses. Skips the
+    test if none has them (fails it in CI).
+    """
     if (SHARED_NLTK_DATA / "tokenizers" / "punkt_tab" / "english").is_dir():
         return SHARED_NLTK_DATA
     import nltk.data
 
     try:
-        english = Path(str(nltk.data.find("tokenizers/punkt_tab/english")))
+        return Path(str(nltk.data.find("tokenizers/punkt_tab/english"))).parents[2]
     except LookupError:
-        if shared_required():
-            pytest.fail(f"NLTK's punkt_tab data not found (expected {SHARED_NLTK_DATA})")
-        pytest.skip("needs NLTK's punkt_tab data (../shared/nltk_data or $NLTK_DATA): not found")
-    return english.parents[2]
+        pass
+    from importlib.resources import files
+
+    bundled = Path(str(files("fastppl") / "data" / "punkt_tab"))
+    if (bundled / "english").is_dir():
+        root = tmp_path_factory.mktemp("nltk_data")
+        # a copy, not a link: NLTK refuses files whose real path is outside its data path
+        shutil.copytree(bundled, root / "tokenizers" / "punkt_tab")
+        nltk.data.path.append(str(root))
+        os.environ["NLTK_DATA"] = str(root)
+        return root
+    if shared_required():
+        pytest.fail(f"NLTK's punkt_tab data not found (expected {SHARED_NLTK_DATA})")
+    pytest.skip("needs NLTK's punkt_tab data (../shared/nltk_data or $NLTK_DATA): not found")
 
 
 @pytest.fixture(scope="session")
