@@ -618,25 +618,18 @@ impl ArpaOut {
             counts: counts.to_vec(),
             line: Vec::with_capacity(256),
         };
-        write_header(&mut this.out, counts).map_err(|e| this.io(e))?;
+        write_header(&mut this.out, counts).map_err(Error::io(&this.path))?;
         Ok(this)
-    }
-
-    fn io(&self, source: std::io::Error) -> Error {
-        Error::Io {
-            path: self.path.display().to_string(),
-            source,
-        }
     }
 
     fn flush_line(&mut self) -> Result<()> {
         let result = self.out.write_all(&self.line);
         self.line.clear();
-        result.map_err(|e| self.io(e))
+        result.map_err(Error::io(&self.path))
     }
 
     fn unigrams(&mut self, vocab: &Vocab, unigrams: &Unigrams) -> Result<()> {
-        write_section_start(&mut self.out, 1).map_err(|e| self.io(e))?;
+        write_section_start(&mut self.out, 1).map_err(Error::io(&self.path))?;
         for id in 0..vocab.len() {
             if id == BOS as usize {
                 self.line.push(b'0');
@@ -666,7 +659,7 @@ impl ArpaOut {
     ) -> Result<()> {
         /// Lines formatted together (on all cores), then written in order.
         const BATCH: usize = 1 << 16;
-        write_section_start(&mut self.out, m).map_err(|e| self.io(e))?;
+        write_section_start(&mut self.out, m).map_err(Error::io(&self.path))?;
         let has_weights = weights.is_some();
         // [gram, p, gamma] rows
         let width = m + 4;
@@ -711,7 +704,7 @@ impl ArpaOut {
                     }
                     text.push(b'\n');
                 })
-                .map_err(|e| self.io(e))?;
+                .map_err(Error::io(&self.path))?;
                 batch.clear();
             }
             if record.is_none() {
@@ -721,11 +714,11 @@ impl ArpaOut {
     }
 
     fn finish(mut self) -> Result<()> {
-        self.out.write_all(END).map_err(|e| self.io(e))?;
-        let out = self.out.into_inner().map_err(|e| Error::Io {
-            path: self.path.display().to_string(),
-            source: e.into_error(),
-        })?;
+        self.out.write_all(END).map_err(Error::io(&self.path))?;
+        let out = self
+            .out
+            .into_inner()
+            .map_err(|e| Error::io(&self.path)(e.into_error()))?;
         out.finish()
     }
 }

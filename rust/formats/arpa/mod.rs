@@ -571,10 +571,7 @@ pub fn write_arpa(model: &Model, path: &Path) -> Result<()> {
     check_writable(model)?;
     let out = Output::create(path)?;
     let shown = out.path().to_string();
-    let io_err = |source: io::Error| Error::Io {
-        path: shown.clone(),
-        source,
-    };
+    let io_err = Error::io(&shown);
     let mut w = BufWriter::with_capacity(1 << 16, out);
     write_arpa_to(model, &mut w).map_err(io_err)?;
     let out = w.into_inner().map_err(|e| io_err(e.into_error()))?;

@@ -98,13 +98,6 @@ const KIND_UNIGRAM_COUNTS: u32 = 5;
 const KIND_SLOTS: u32 = 6;
 const KIND_COUNTS: u32 = 7;
 
-fn io_err(path: &Path, source: std::io::Error) -> Error {
-    Error::Io {
-        path: path.display().to_string(),
-        source,
-    }
-}
-
 fn align_up(x: usize) -> usize {
     x.div_ceil(ALIGN) * ALIGN
 }
@@ -253,10 +246,10 @@ pub fn save(model: &Model, path: &Path) -> Result<()> {
 
     let tmp = temp_path(path);
     let written = write_file(&tmp, &h, &sections, &offsets).map_err(|e| match e {
-        Error::Io { source, .. } => io_err(path, source),
+        Error::Io { source, .. } => Error::io(path)(source),
         other => other,
     });
-    let renamed = written.and_then(|()| std::fs::rename(&tmp, path).map_err(|e| io_err(path, e)));
+    let renamed = written.and_then(|()| std::fs::rename(&tmp, path).map_err(Error::io(path)));
     if renamed.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
@@ -275,7 +268,7 @@ fn temp_path(path: &Path) -> PathBuf {
 }
 
 fn write_file(tmp: &Path, header: &[u8], sections: &[Out<'_>], offsets: &[usize]) -> Result<()> {
-    let file = File::create(tmp).map_err(|e| io_err(tmp, e))?;
+    let file = File::create(tmp).map_err(Error::io(tmp))?;
     let mut w = BufWriter::with_capacity(1 << 20, file);
     let mut hasher = Xxh3::new();
     let zeros = [0u8; ALIGN];
@@ -283,7 +276,7 @@ fn write_file(tmp: &Path, header: &[u8], sections: &[Out<'_>], offsets: &[usize]
     let mut put = |w: &mut BufWriter<File>, bytes: &[u8], pos: &mut usize| -> Result<()> {
         hasher.update(bytes);
         *pos += bytes.len();
-        w.write_all(bytes).map_err(|e| io_err(tmp, e))
+        w.write_all(bytes).map_err(Error::io(tmp))
     };
     put(&mut w, header, &mut pos)?;
     for (s, &o) in sections.iter().zip(offsets) {
@@ -291,11 +284,11 @@ fn write_file(tmp: &Path, header: &[u8], sections: &[Out<'_>], offsets: &[usize]
         put(&mut w, s.bytes, &mut pos)?;
     }
     let sum = hasher.digest();
-    let mut file = w.into_inner().map_err(|e| io_err(tmp, e.into_error()))?;
+    let mut file = w.into_inner().map_err(|e| Error::io(tmp)(e.into_error()))?;
     file.seek(SeekFrom::Start(CHECKSUM_AT as u64))
         .and_then(|_| file.write_all(&sum.to_le_bytes()))
         .and_then(|()| file.sync_all())
-        .map_err(|e| io_err(tmp, e))
+        .map_err(Error::io(tmp))
 }
 
 /// The checksum of a whole file, the checksum field read as zero.
@@ -398,8 +391,8 @@ pub fn load(path: &Path, verify: bool) -> Result<Model> {
             "binary model files need a little-endian host",
         ));
     }
-    let file = File::open(path).map_err(|e| io_err(path, e))?;
-    let meta = file.metadata().map_err(|e| io_err(path, e))?;
+    let file = File::open(path).map_err(Error::io(path))?;
+    let meta = file.metadata().map_err(Error::io(path))?;
     if meta.is_dir() {
         return Err(format_err(p, "is a directory, not a model file"));
     }
@@ -426,7 +419,7 @@ pub fn load(path: &Path, verify: bool) -> Result<Model> {
     if verify {
         options.populate();
     }
-    let map = unsafe { options.map(&file) }.map_err(|e| io_err(path, e))?;
+    let map = unsafe { options.map(&file) }.map_err(Error::io(path))?;
     let map = Arc::new(map);
     parse(&map, p, verify)
 }
