@@ -28,6 +28,9 @@
 //! of a kept n-gram is kept.
 
 pub mod budgeted;
+mod smoothing;
+
+pub use smoothing::{DefaultValue, Parameter, Parameters, Smoothing, ESTIMATORS};
 
 use rayon::prelude::*;
 
@@ -37,94 +40,6 @@ use crate::model::{Fallback, Model, OrderTable};
 use crate::ngram::counts::{NgramCounts, OrderCounts};
 use crate::ngram::keys::{key_prefix, key_word};
 use crate::ngram::probing::{Entry, ProbingTable};
-
-/// An estimator and its parameters.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Smoothing {
-    /// Maximum likelihood.
-    Mle,
-    /// Add-k (Laplace for k = 1, Lidstone otherwise).
-    Additive { k: f64 },
-    /// Interpolated Witten-Bell.
-    WittenBell,
-    /// Interpolated absolute discounting with one discount.
-    AbsoluteDiscounting { discount: f64 },
-    /// Interpolated Kneser-Ney with one discount.
-    KneserNey { discount: f64 },
-    /// Interpolated modified Kneser-Ney (Chen & Goodman), KenLM's lmplz.
-    ModifiedKneserNey { discount_fallback: bool },
-    /// Stupid backoff (Brants et al. 2007).
-    StupidBackoff { alpha: f64 },
-}
-
-impl Smoothing {
-    /// The name used by the Python API.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Smoothing::Mle => "mle",
-            Smoothing::Additive { .. } => "additive",
-            Smoothing::WittenBell => "witten_bell",
-            Smoothing::AbsoluteDiscounting { .. } => "absolute_discounting",
-            Smoothing::KneserNey { .. } => "kneser_ney",
-            Smoothing::ModifiedKneserNey { .. } => "modified_kneser_ney",
-            Smoothing::StupidBackoff { .. } => "stupid_backoff",
-        }
-    }
-
-    /// Checks the parameters.
-    pub fn validate(&self) -> Result<()> {
-        let bad = |what: &str, v: f64, range: &str| {
-            Err(Error::invalid(format!(
-                "{}: {what} must be {range}, got {v}",
-                self.name()
-            )))
-        };
-        match *self {
-            Smoothing::Additive { k } if !(k > 0.0 && k.is_finite()) => {
-                bad("k", k, "a finite number > 0")
-            }
-            Smoothing::AbsoluteDiscounting { discount } | Smoothing::KneserNey { discount }
-                if !(discount > 0.0 && discount <= 1.0) =>
-            {
-                bad("discount", discount, "in (0, 1]")
-            }
-            Smoothing::StupidBackoff { alpha } if !(alpha > 0.0 && alpha.is_finite()) => {
-                bad("alpha", alpha, "a finite number > 0")
-            }
-            _ => Ok(()),
-        }
-    }
-
-    /// Whether the estimator is interpolated: p(w|h) = alpha(hw) + gamma(h) p(w|h'), which is
-    /// what an ARPA file holds and what [`crate::estimate::budgeted`] estimates.
-    pub fn is_interpolated(&self) -> bool {
-        matches!(
-            self,
-            Smoothing::WittenBell
-                | Smoothing::AbsoluteDiscounting { .. }
-                | Smoothing::KneserNey { .. }
-                | Smoothing::ModifiedKneserNey { .. }
-        )
-    }
-
-    /// Whether the estimator discounts counts (and so has discounts to report).
-    pub fn is_discounted(&self) -> bool {
-        matches!(
-            self,
-            Smoothing::AbsoluteDiscounting { .. }
-                | Smoothing::KneserNey { .. }
-                | Smoothing::ModifiedKneserNey { .. }
-        )
-    }
-
-    /// Whether orders below the highest are estimated from Kneser-Ney's adjusted counts.
-    pub fn uses_adjusted_counts(&self) -> bool {
-        matches!(
-            self,
-            Smoothing::KneserNey { .. } | Smoothing::ModifiedKneserNey { .. }
-        )
-    }
-}
 
 /// Count thresholds per order below which n-grams are pruned (lmplz's `--prune`).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
