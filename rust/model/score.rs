@@ -37,7 +37,7 @@ impl OovPolicy {
 pub struct CorpusScores {
     /// Sum of ln p over the in-vocabulary predicted tokens of each sentence.
     pub logprob: Vec<f64>,
-    /// Sum of ln p(<unk>) over the OOV tokens of each sentence.
+    /// Sum of ln p(`<unk>`) over the OOV tokens of each sentence.
     pub oov_logprob: Vec<f64>,
     /// Predicted tokens of each sentence (OOVs and `</s>` included).
     pub tokens: Vec<u32>,

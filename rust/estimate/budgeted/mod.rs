@@ -2,7 +2,7 @@
 //!
 //! [`crate::estimate`] keeps every order's counts in memory, which is fastest but needs about
 //! 60 bytes per n-gram. This module computes the same model (bit for bit: the same formulas in
-//! the same float operations, see [`crate::estimate::interpolation_terms`]) as lmplz does, by
+//! the same float operations, see `estimate::interpolation_terms`) as lmplz does, by
 //! streaming sorted files ([`crate::util::spill`]) whose in-memory part never exceeds the budget:
 //!
 //! 1. **Count** the highest-order n-grams (the longest n-gram ending at each predicted token:
