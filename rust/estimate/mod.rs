@@ -138,13 +138,13 @@ impl ContextStats {
 }
 
 /// The entries of one order, by slot: word ids for unigrams, counting-table slots above.
-struct Level<'a> {
+struct OrderEntries<'a> {
     m: usize,
     vocab_len: usize,
     table: Option<&'a OrderCounts>,
 }
 
-impl Level<'_> {
+impl OrderEntries<'_> {
     fn capacity(&self) -> usize {
         self.table.map_or(self.vocab_len, OrderCounts::capacity)
     }
@@ -179,8 +179,8 @@ impl Level<'_> {
     }
 
     /// Number of contexts of this order (entries of order m-1; one empty context for unigrams).
-    fn num_contexts(&self, below: Option<&Level>) -> usize {
-        below.map_or(1, Level::capacity)
+    fn num_contexts(&self, below: Option<&OrderEntries>) -> usize {
+        below.map_or(1, OrderEntries::capacity)
     }
 }
 
@@ -203,14 +203,14 @@ pub fn estimate(
     let vocab_len = vocab.len();
     let predictable = |w: usize| w != BOS as usize && (bos_eos || w != EOS as usize);
     let vocab_size = (vocab_len - 1 - usize::from(!bos_eos)) as f64;
-    let levels: Vec<Level> = (1..=order)
-        .map(|m| Level {
+    let levels: Vec<OrderEntries> = (1..=order)
+        .map(|m| OrderEntries {
             m,
             vocab_len,
             table: (m >= 2).then(|| &counts.higher[m - 2]),
         })
         .collect();
-    let used = |level: &Level, slot: usize| -> Option<u64> {
+    let used = |level: &OrderEntries, slot: usize| -> Option<u64> {
         let key = level.key(slot)?;
         (level.m > 1 || predictable(slot)).then_some(key)
     };
@@ -442,7 +442,7 @@ pub(crate) fn context_weight(
 
 /// Kneser-Ney adjusted counts of order m < N: the number of distinct words seen before each
 /// n-gram, except for n-grams starting with `<s>`, which keep their raw count.
-fn adjusted_counts(counts: &NgramCounts, levels: &[Level], m: usize) -> Vec<u32> {
+fn adjusted_counts(counts: &NgramCounts, levels: &[OrderEntries], m: usize) -> Vec<u32> {
     let level = &levels[m - 1];
     let mut adj = vec![0u32; level.capacity()];
     let upper = &levels[m];
@@ -478,8 +478,8 @@ fn adjusted_counts(counts: &NgramCounts, levels: &[Level], m: usize) -> Vec<u32>
 fn discounts_for(
     smoothing: &Smoothing,
     effective: &[Vec<u32>],
-    levels: &[Level],
-    used: &(dyn Fn(&Level, usize) -> Option<u64> + Sync),
+    levels: &[OrderEntries],
+    used: &(dyn Fn(&OrderEntries, usize) -> Option<u64> + Sync),
 ) -> Result<Vec<[f64; 3]>> {
     if !smoothing.is_discounted() {
         return Ok(Vec::new());

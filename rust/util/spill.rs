@@ -441,27 +441,27 @@ fn add_count(into: &mut u32, count: u32) -> Result<()> {
 }
 
 /// The current record of one merged source.
-struct Head {
+struct SourceRecord {
     record: Vec<u32>,
     source: usize,
     layout: Layout,
 }
 
-impl PartialEq for Head {
+impl PartialEq for SourceRecord {
     fn eq(&self, other: &Self) -> bool {
         self.cmp(other) == Ordering::Equal
     }
 }
 
-impl Eq for Head {}
+impl Eq for SourceRecord {}
 
-impl PartialOrd for Head {
+impl PartialOrd for SourceRecord {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
     }
 }
 
-impl Ord for Head {
+impl Ord for SourceRecord {
     // reversed, so that the max-heap pops the smallest key (then the lowest source, for a
     // deterministic order of equal keys)
     fn cmp(&self, other: &Self) -> Ordering {
@@ -476,7 +476,7 @@ pub struct RecordStream {
     layout: Layout,
     combine: bool,
     sources: Vec<RecordReader>,
-    heap: BinaryHeap<Head>,
+    heap: BinaryHeap<SourceRecord>,
     current: Vec<u32>,
 }
 
@@ -486,7 +486,7 @@ impl RecordStream {
         for (i, source) in sources.iter_mut().enumerate() {
             let mut record = vec![0; layout.width];
             if source.read_into(&mut record)? {
-                heap.push(Head {
+                heap.push(SourceRecord {
                     record,
                     source: i,
                     layout,

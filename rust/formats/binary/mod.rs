@@ -103,7 +103,7 @@ fn align_up(x: usize) -> usize {
 }
 
 /// One section to write.
-struct Out<'a> {
+struct SectionBytes<'a> {
     kind: u32,
     order: u32,
     bytes: &'a [u8],
@@ -135,35 +135,35 @@ pub fn save(model: &Model, path: &Path) -> Result<()> {
     }
     let has_counts = !model.unigram_counts.is_empty();
     let mut sections = vec![
-        Out {
+        SectionBytes {
             kind: KIND_WORD_LENGTHS,
             order: 1,
             bytes: bytemuck::cast_slice(&lengths),
             count: v as u64,
             extra: 0,
         },
-        Out {
+        SectionBytes {
             kind: KIND_WORD_BYTES,
             order: 1,
             bytes: &words,
             count: words.len() as u64,
             extra: 0,
         },
-        Out {
+        SectionBytes {
             kind: KIND_UNIGRAM_LOGP,
             order: 1,
             bytes: bytemuck::cast_slice(&model.unigram_logp),
             count: v as u64,
             extra: 0,
         },
-        Out {
+        SectionBytes {
             kind: KIND_UNIGRAM_WEIGHT,
             order: 1,
             bytes: bytemuck::cast_slice(&model.unigram_weight),
             count: v as u64,
             extra: 0,
         },
-        Out {
+        SectionBytes {
             kind: KIND_UNIGRAM_COUNTS,
             order: 1,
             bytes: bytemuck::cast_slice(&model.unigram_counts),
@@ -173,14 +173,14 @@ pub fn save(model: &Model, path: &Path) -> Result<()> {
     ];
     for (i, t) in model.higher.iter().enumerate() {
         let m = (i + 2) as u32;
-        sections.push(Out {
+        sections.push(SectionBytes {
             kind: KIND_SLOTS,
             order: m,
             bytes: t.table.slot_bytes(),
             count: t.table.capacity() as u64,
             extra: t.table.len() as u64,
         });
-        sections.push(Out {
+        sections.push(SectionBytes {
             kind: KIND_COUNTS,
             order: m,
             bytes: bytemuck::cast_slice(&t.counts),
@@ -267,7 +267,12 @@ fn temp_path(path: &Path) -> PathBuf {
     path.with_file_name(format!(".{name}.{}-{call}.tmp", std::process::id()))
 }
 
-fn write_file(tmp: &Path, header: &[u8], sections: &[Out<'_>], offsets: &[usize]) -> Result<()> {
+fn write_file(
+    tmp: &Path,
+    header: &[u8],
+    sections: &[SectionBytes<'_>],
+    offsets: &[usize],
+) -> Result<()> {
     let file = File::create(tmp).map_err(Error::io(tmp))?;
     let mut w = BufWriter::with_capacity(1 << 20, file);
     let mut hasher = Xxh3::new();
