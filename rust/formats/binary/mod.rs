@@ -415,15 +415,15 @@ pub fn load(path: &Path, verify: bool) -> Result<Model> {
             },
         ));
     }
-    // SAFETY: mapping a file is unsafe only because another process could change the file while
-    // it is mapped; fastppl itself never writes a file in place (see `save`), and the bytes read
-    // through the mapping are validated here before use, any bit pattern being a valid value of
-    // the types they are viewed as.
     // (verifying reads every page: then have the kernel map them all at once)
     let mut options = memmap2::MmapOptions::new();
     if verify {
         options.populate();
     }
+    // SAFETY: mapping a file is unsafe only because another process could change the file while
+    // it is mapped; fastppl itself never writes a file in place (see `save`), and the bytes read
+    // through the mapping are validated here before use, any bit pattern being a valid value of
+    // the types they are viewed as.
     let map = unsafe { options.map(&file) }.map_err(Error::io(path))?;
     let map = Arc::new(map);
     parse(&map, p, verify)
@@ -612,7 +612,7 @@ fn parse_rest<'a>(map: &'a Arc<Mmap>, mut c: Cursor<'a>, verify: bool) -> Result
             KIND_WORD_BYTES => 1,
             KIND_WORD_LENGTHS | KIND_UNIGRAM_COUNTS | KIND_COUNTS => 4,
             KIND_UNIGRAM_LOGP | KIND_UNIGRAM_WEIGHT => 8,
-            _ => std::mem::size_of::<Slot>(),
+            _ => size_of::<Slot>(),
         };
         if row.count.checked_mul(elem) != Some(row.bytes) {
             return Err(format_err(
