@@ -1,6 +1,8 @@
 //! The one error type of the core. The Python bindings map each variant to an exception of
 //! `fastppl.errors` (see `py/errors.rs`); nothing in the core panics on user input.
 
+use std::path::Path;
+
 use thiserror::Error;
 
 /// Everything that can go wrong in the core, with enough context to name the culprit.
@@ -55,5 +57,20 @@ impl Error {
     /// Shorthand for [`Error::InvalidArgument`].
     pub fn invalid(msg: impl Into<String>) -> Self {
         Error::InvalidArgument(msg.into())
+    }
+
+    /// Builds [`Error::Io`] for a failure on `path`, as `.map_err(Error::io(path))`; the path is
+    /// formatted only when an error occurs.
+    ///
+    /// ```
+    /// use fastppl::error::Error;
+    /// let err = std::fs::File::open("/no/such/file").map_err(Error::io("/no/such/file"));
+    /// assert!(err.unwrap_err().to_string().starts_with("/no/such/file: "));
+    /// ```
+    pub fn io<P: AsRef<Path> + ?Sized>(path: &P) -> impl Fn(std::io::Error) -> Error + Copy + '_ {
+        move |source| Error::Io {
+            path: path.as_ref().display().to_string(),
+            source,
+        }
     }
 }

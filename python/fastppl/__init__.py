@@ -20,6 +20,7 @@ from fastppl.corpus import Corpus
 from fastppl.errors import (
     CorpusDecodeError,
     CorpusFileNotFoundError,
+    CountOverflowError,
     EmptyCorpusError,
     FastpplError,
     FastpplWarning,
@@ -44,6 +45,7 @@ __all__ = [
     "Corpus",
     "CorpusDecodeError",
     "CorpusFileNotFoundError",
+    "CountOverflowError",
     "EmptyCorpusError",
     "EvaluationResult",
     "FastpplError",

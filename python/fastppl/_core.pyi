@@ -8,6 +8,7 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "ARPA_SMOOTHINGS",
     "BINARY_MAGIC",
     "MAX_ORDER",
     "MIN_MEMORY",
@@ -26,7 +27,8 @@ __version__: str
 MAX_ORDER: int
 MIN_MEMORY: int
 BINARY_MAGIC: bytes
-SMOOTHINGS: list[str]
+SMOOTHINGS: dict[str, dict[str, float | bool]]
+ARPA_SMOOTHINGS: list[str]
 
 @final
 class Corpus:

@@ -24,6 +24,7 @@ from os import PathLike
 __all__ = [
     "CorpusDecodeError",
     "CorpusFileNotFoundError",
+    "CountOverflowError",
     "EmptyCorpusError",
     "FastpplError",
     "FastpplWarning",
@@ -260,6 +261,13 @@ class NotNormalizedError(FastpplError, ValueError):
 
     Raised by ``evaluate()``/``perplexity()`` on a ``stupid_backoff`` model (its scores do not
     sum to 1) unless ``allow_unnormalized=True`` is passed.
+    """
+
+
+class CountOverflowError(FastpplError, OverflowError):
+    """A count outgrew its integer type (an n-gram seen more than 2^32 - 1 times).
+
+    Raised while counting or estimating on a corpus too large for 32-bit n-gram counts.
     """
 
 

@@ -34,32 +34,22 @@ Smoothing = Literal[
 ]
 OovPolicy = Literal["unk", "skip", "error"]
 
-#: The estimator names, in the order of :data:`Smoothing` (the one list of them in Python; the
-#: Rust parser's list, ``_core.SMOOTHINGS``, is tested to be the same).
+#: The estimator names, in the order of :data:`Smoothing`. The list itself is the Rust core's
+#: (``_core.SMOOTHINGS``: each name with the parameters it takes and their defaults); the
+#: ``Literal`` above, needed for static typing, is tested to equal it.
 SMOOTHINGS: tuple[str, ...] = get_args(Smoothing)
 
-#: The estimators whose models have an ARPA (back-off) form: :meth:`NGramModel.to_arpa` refuses
-#: the others (their probabilities do not back off, or are not normalized).
-ARPA_SMOOTHINGS: tuple[str, ...] = (
-    "modified_kneser_ney",
-    "kneser_ney",
-    "witten_bell",
-    "absolute_discounting",
-)
+#: The estimators whose models have an ARPA (back-off) form, the interpolated ones (from the
+#: core): :meth:`NGramModel.to_arpa` refuses the others (their probabilities do not back off, or
+#: are not normalized).
+ARPA_SMOOTHINGS: tuple[str, ...] = tuple(_core.ARPA_SMOOTHINGS)
 
-# parameters each estimator accepts (anything else is a mistake worth reporting); the estimators
-# not named here take none
-_TAKES: dict[str, frozenset[str]] = {
-    "additive": frozenset({"k"}),
-    "lidstone": frozenset({"k"}),
-    "absolute_discounting": frozenset({"discount"}),
-    "kneser_ney": frozenset({"discount"}),
-    "modified_kneser_ney": frozenset({"discount_fallback"}),
-    "stupid_backoff": frozenset({"alpha"}),
+# parameters each estimator accepts (anything else is a mistake worth reporting)
+_PARAMS: dict[str, frozenset[str]] = {
+    name: frozenset(params) for name, params in _core.SMOOTHINGS.items()
 }
-_PARAMS: dict[str, frozenset[str]] = {name: _TAKES.get(name, frozenset()) for name in SMOOTHINGS}
-if not set(_TAKES) <= set(SMOOTHINGS) or not set(ARPA_SMOOTHINGS) <= set(SMOOTHINGS):
-    raise AssertionError("an estimator named in fastppl.model is missing from Smoothing")
+if tuple(_PARAMS) != SMOOTHINGS:
+    raise AssertionError("fastppl.model.Smoothing differs from the core's _core.SMOOTHINGS")
 
 
 def check_prune(prune: Sequence[int] | None) -> list[int]:

@@ -32,6 +32,7 @@ SMOOTHINGS = (
     "mle",
     "additive",
     "laplace",
+    "lidstone",
     "witten_bell",
     "absolute_discounting",
     "kneser_ney",
@@ -328,7 +329,7 @@ class ReferenceModel:
         order: N >= 1.
         smoothing: one of :data:`SMOOTHINGS`.
         bos_eos: pad with ``<s>``/``</s>`` (see :func:`pad`).
-        k: additive constant (``additive``; ``laplace`` forces 1).
+        k: additive constant (``additive`` and its synonym ``lidstone``; ``laplace`` forces 1).
         discount: D for ``absolute_discounting`` and ``kneser_ney`` (0 < D <= 1).
         alpha: back-off factor of ``stupid_backoff``.
         discount_fallback: on bad modified-KN discounts use (0.5, 1, 1.5) instead of raising.
@@ -356,7 +357,7 @@ class ReferenceModel:
             raise ValueError(f"unknown smoothing {smoothing!r}; expected one of {SMOOTHINGS}")
         if order < 1:
             raise ValueError("order must be >= 1")
-        if smoothing == "additive" and not k > 0:
+        if smoothing in ("additive", "lidstone") and not k > 0:
             raise ValueError("k must be > 0")
         if smoothing in ("absolute_discounting", "kneser_ney") and not 0 < discount <= 1:
             raise ValueError("discount must be in (0, 1]")
@@ -458,7 +459,7 @@ class ReferenceModel:
         total = stats[0]
         if s == "mle":
             return c / total if total > 0 else 0.0
-        if s in ("additive", "laplace"):
+        if s in ("additive", "laplace", "lidstone"):
             return (c + self.k) / (total + self.k * self.vocab_size)
         if s == "stupid_backoff":
             if c > 0:

@@ -28,6 +28,9 @@
 //! of a kept n-gram is kept.
 
 pub mod budgeted;
+mod smoothing;
+
+pub use smoothing::{DefaultValue, Parameter, Parameters, Smoothing, ESTIMATORS};
 
 use rayon::prelude::*;
 
@@ -37,94 +40,6 @@ use crate::model::{Fallback, Model, OrderTable};
 use crate::ngram::counts::{NgramCounts, OrderCounts};
 use crate::ngram::keys::{key_prefix, key_word};
 use crate::ngram::probing::{Entry, ProbingTable};
-
-/// An estimator and its parameters.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Smoothing {
-    /// Maximum likelihood.
-    Mle,
-    /// Add-k (Laplace for k = 1, Lidstone otherwise).
-    Additive { k: f64 },
-    /// Interpolated Witten-Bell.
-    WittenBell,
-    /// Interpolated absolute discounting with one discount.
-    AbsoluteDiscounting { discount: f64 },
-    /// Interpolated Kneser-Ney with one discount.
-    KneserNey { discount: f64 },
-    /// Interpolated modified Kneser-Ney (Chen & Goodman), KenLM's lmplz.
-    ModifiedKneserNey { discount_fallback: bool },
-    /// Stupid backoff (Brants et al. 2007).
-    StupidBackoff { alpha: f64 },
-}
-
-impl Smoothing {
-    /// The name used by the Python API.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Smoothing::Mle => "mle",
-            Smoothing::Additive { .. } => "additive",
-            Smoothing::WittenBell => "witten_bell",
-            Smoothing::AbsoluteDiscounting { .. } => "absolute_discounting",
-            Smoothing::KneserNey { .. } => "kneser_ney",
-            Smoothing::ModifiedKneserNey { .. } => "modified_kneser_ney",
-            Smoothing::StupidBackoff { .. } => "stupid_backoff",
-        }
-    }
-
-    /// Checks the parameters.
-    pub fn validate(&self) -> Result<()> {
-        let bad = |what: &str, v: f64, range: &str| {
-            Err(Error::invalid(format!(
-                "{}: {what} must be {range}, got {v}",
-                self.name()
-            )))
-        };
-        match *self {
-            Smoothing::Additive { k } if !(k > 0.0 && k.is_finite()) => {
-                bad("k", k, "a finite number > 0")
-            }
-            Smoothing::AbsoluteDiscounting { discount } | Smoothing::KneserNey { discount }
-                if !(discount > 0.0 && discount <= 1.0) =>
-            {
-                bad("discount", discount, "in (0, 1]")
-            }
-            Smoothing::StupidBackoff { alpha } if !(alpha > 0.0 && alpha.is_finite()) => {
-                bad("alpha", alpha, "a finite number > 0")
-            }
-            _ => Ok(()),
-        }
-    }
-
-    /// Whether the estimator is interpolated: p(w|h) = alpha(hw) + gamma(h) p(w|h'), which is
-    /// what an ARPA file holds and what [`crate::estimate::budgeted`] estimates.
-    pub fn is_interpolated(&self) -> bool {
-        matches!(
-            self,
-            Smoothing::WittenBell
-                | Smoothing::AbsoluteDiscounting { .. }
-                | Smoothing::KneserNey { .. }
-                | Smoothing::ModifiedKneserNey { .. }
-        )
-    }
-
-    /// Whether the estimator discounts counts (and so has discounts to report).
-    pub fn is_discounted(&self) -> bool {
-        matches!(
-            self,
-            Smoothing::AbsoluteDiscounting { .. }
-                | Smoothing::KneserNey { .. }
-                | Smoothing::ModifiedKneserNey { .. }
-        )
-    }
-
-    /// Whether orders below the highest are estimated from Kneser-Ney's adjusted counts.
-    pub fn uses_adjusted_counts(&self) -> bool {
-        matches!(
-            self,
-            Smoothing::KneserNey { .. } | Smoothing::ModifiedKneserNey { .. }
-        )
-    }
-}
 
 /// Count thresholds per order below which n-grams are pruned (lmplz's `--prune`).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -223,13 +138,13 @@ impl ContextStats {
 }
 
 /// The entries of one order, by slot: word ids for unigrams, counting-table slots above.
-struct Level<'a> {
+struct OrderEntries<'a> {
     m: usize,
     vocab_len: usize,
     table: Option<&'a OrderCounts>,
 }
 
-impl Level<'_> {
+impl OrderEntries<'_> {
     fn capacity(&self) -> usize {
         self.table.map_or(self.vocab_len, OrderCounts::capacity)
     }
@@ -264,8 +179,8 @@ impl Level<'_> {
     }
 
     /// Number of contexts of this order (entries of order m-1; one empty context for unigrams).
-    fn num_contexts(&self, below: Option<&Level>) -> usize {
-        below.map_or(1, Level::capacity)
+    fn num_contexts(&self, below: Option<&OrderEntries>) -> usize {
+        below.map_or(1, OrderEntries::capacity)
     }
 }
 
@@ -288,14 +203,14 @@ pub fn estimate(
     let vocab_len = vocab.len();
     let predictable = |w: usize| w != BOS as usize && (bos_eos || w != EOS as usize);
     let vocab_size = (vocab_len - 1 - usize::from(!bos_eos)) as f64;
-    let levels: Vec<Level> = (1..=order)
-        .map(|m| Level {
+    let levels: Vec<OrderEntries> = (1..=order)
+        .map(|m| OrderEntries {
             m,
             vocab_len,
             table: (m >= 2).then(|| &counts.higher[m - 2]),
         })
         .collect();
-    let used = |level: &Level, slot: usize| -> Option<u64> {
+    let used = |level: &OrderEntries, slot: usize| -> Option<u64> {
         let key = level.key(slot)?;
         (level.m > 1 || predictable(slot)).then_some(key)
     };
@@ -527,7 +442,7 @@ pub(crate) fn context_weight(
 
 /// Kneser-Ney adjusted counts of order m < N: the number of distinct words seen before each
 /// n-gram, except for n-grams starting with `<s>`, which keep their raw count.
-fn adjusted_counts(counts: &NgramCounts, levels: &[Level], m: usize) -> Vec<u32> {
+fn adjusted_counts(counts: &NgramCounts, levels: &[OrderEntries], m: usize) -> Vec<u32> {
     let level = &levels[m - 1];
     let mut adj = vec![0u32; level.capacity()];
     let upper = &levels[m];
@@ -563,8 +478,8 @@ fn adjusted_counts(counts: &NgramCounts, levels: &[Level], m: usize) -> Vec<u32>
 fn discounts_for(
     smoothing: &Smoothing,
     effective: &[Vec<u32>],
-    levels: &[Level],
-    used: &(dyn Fn(&Level, usize) -> Option<u64> + Sync),
+    levels: &[OrderEntries],
+    used: &(dyn Fn(&OrderEntries, usize) -> Option<u64> + Sync),
 ) -> Result<Vec<[f64; 3]>> {
     if !smoothing.is_discounted() {
         return Ok(Vec::new());

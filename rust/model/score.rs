@@ -37,7 +37,7 @@ impl OovPolicy {
 pub struct CorpusScores {
     /// Sum of ln p over the in-vocabulary predicted tokens of each sentence.
     pub logprob: Vec<f64>,
-    /// Sum of ln p(<unk>) over the OOV tokens of each sentence.
+    /// Sum of ln p(`<unk>`) over the OOV tokens of each sentence.
     pub oov_logprob: Vec<f64>,
     /// Predicted tokens of each sentence (OOVs and `</s>` included).
     pub tokens: Vec<u32>,
@@ -127,7 +127,7 @@ struct Tables<'a> {
 }
 
 /// A sentence being scored.
-struct Lane<'a> {
+struct SentenceCursor<'a> {
     /// index in the chunk
     k: usize,
     /// the corpus ids of the sentence
@@ -150,9 +150,9 @@ impl<'a> Tables<'a> {
         let n = outs.len();
         let mut rows = vec![(0.0, 0.0, 0, 0); n];
         let mut next = 0;
-        let mut lanes: Vec<Lane> = Vec::with_capacity(LANES);
+        let mut lanes: Vec<SentenceCursor> = Vec::with_capacity(LANES);
         while next < n && lanes.len() < LANES {
-            let mut lane = Lane {
+            let mut lane = SentenceCursor {
                 k: 0,
                 sentence: &[],
                 ids: Vec::new(),
@@ -189,7 +189,7 @@ impl<'a> Tables<'a> {
     /// Loads sentence `k` of the chunk into `lane`.
     fn start(
         &self,
-        lane: &mut Lane<'a>,
+        lane: &mut SentenceCursor<'a>,
         k: usize,
         first: usize,
         outs: &mut [Option<&'a mut [f64]>],
@@ -210,7 +210,7 @@ impl<'a> Tables<'a> {
 
     /// Scores the next token of `lane`; false when the sentence is done.
     #[inline]
-    fn step(&self, lane: &mut Lane<'a>) -> bool {
+    fn step(&self, lane: &mut SentenceCursor<'a>) -> bool {
         let total = lane.ids.len() + self.per_sentence;
         if lane.pos == total {
             return false;

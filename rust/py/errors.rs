@@ -1,6 +1,6 @@
 //! The one place where core errors become Python exceptions (classes of `fastppl.errors`).
 
-use pyo3::exceptions::{PyOSError, PyOverflowError};
+use pyo3::exceptions::PyOSError;
 use pyo3::prelude::*;
 
 use crate::error::Error;
@@ -47,7 +47,7 @@ pub fn to_pyerr(err: Error) -> PyErr {
                 sentence,
                 position,
             } => raise(py, "OutOfVocabularyError", (msg, word, sentence, position)),
-            Error::Overflow(_) => PyOverflowError::new_err(msg),
+            Error::Overflow(_) => raise(py, "CountOverflowError", (msg,)),
             Error::ModelFormat { path, line, .. } => {
                 raise(py, "ModelFormatError", (msg, path, line))
             }

@@ -17,7 +17,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "BINARY_MAGIC",
         pyo3::types::PyBytes::new(m.py(), &crate::formats::binary::MAGIC),
     )?;
-    m.add("SMOOTHINGS", model::SMOOTHINGS.to_vec())?;
+    model::register_smoothings(m)?;
     m.add_class::<corpus::PyCorpus>()?;
     m.add_class::<model::PyModel>()?;
     m.add_class::<nltk::PyPunktModel>()?;

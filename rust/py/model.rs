@@ -9,54 +9,50 @@ use pyo3::types::PyDict;
 use super::corpus::PyCorpus;
 use super::errors::to_pyerr;
 use crate::corpus::padded_stream::PaddedStream;
-use crate::error::Error;
-use crate::estimate::{fit, Pruning, Smoothing};
+use crate::estimate::{fit, DefaultValue, Parameters, Pruning, Smoothing, ESTIMATORS};
 use crate::model::score::{score_corpus, OovPolicy};
 use crate::model::Model;
 
-/// The estimator names [`parse_smoothing`] accepts (Python: `_core.SMOOTHINGS`, tested to equal
-/// `typing.get_args(fastppl.model.Smoothing)`).
-pub const SMOOTHINGS: [&str; 9] = [
-    "mle",
-    "additive",
-    "laplace",
-    "lidstone",
-    "witten_bell",
-    "absolute_discounting",
-    "kneser_ney",
-    "modified_kneser_ney",
-    "stupid_backoff",
-];
-
-/// Parses an estimator name and its parameters (defaults: k=1, discount=0.75, alpha=0.4).
+/// [`Smoothing::parse`] with the parameters as Python passes them.
 fn parse_smoothing(
     name: &str,
     k: Option<f64>,
     discount: Option<f64>,
     alpha: Option<f64>,
     discount_fallback: bool,
-) -> Result<Smoothing, Error> {
-    let discount = discount.unwrap_or(0.75);
-    Ok(match name {
-        "mle" => Smoothing::Mle,
-        "laplace" => Smoothing::Additive { k: 1.0 },
-        "additive" | "lidstone" => Smoothing::Additive {
-            k: k.unwrap_or(1.0),
-        },
-        "witten_bell" => Smoothing::WittenBell,
-        "absolute_discounting" => Smoothing::AbsoluteDiscounting { discount },
-        "kneser_ney" => Smoothing::KneserNey { discount },
-        "modified_kneser_ney" => Smoothing::ModifiedKneserNey { discount_fallback },
-        "stupid_backoff" => Smoothing::StupidBackoff {
-            alpha: alpha.unwrap_or(0.4),
-        },
-        other => {
-            return Err(Error::invalid(format!(
-                "unknown smoothing {other:?}; expected one of {}",
-                SMOOTHINGS.join(", ")
-            )))
+) -> PyResult<Smoothing> {
+    let params = Parameters {
+        k,
+        discount,
+        alpha,
+        discount_fallback,
+    };
+    Smoothing::parse(name, &params).map_err(to_pyerr)
+}
+
+/// Adds `SMOOTHINGS` (each estimator name, in [`ESTIMATORS`] order, to a dict of the parameters
+/// it takes and their defaults) and `ARPA_SMOOTHINGS` (the names whose models have an ARPA form:
+/// the interpolated ones) to the module.
+pub fn register_smoothings(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    let all = PyDict::new(py);
+    let mut arpa = Vec::new();
+    for (name, takes) in ESTIMATORS {
+        let params = PyDict::new(py);
+        for p in takes {
+            match p.default() {
+                DefaultValue::Number(x) => params.set_item(p.name(), x)?,
+                DefaultValue::Flag(b) => params.set_item(p.name(), b)?,
+            }
         }
-    })
+        all.set_item(name, params)?;
+        let smoothing = Smoothing::parse(name, &Parameters::default()).map_err(to_pyerr)?;
+        if smoothing.is_interpolated() {
+            arpa.push(name);
+        }
+    }
+    m.add("SMOOTHINGS", all)?;
+    m.add("ARPA_SMOOTHINGS", arpa)
 }
 
 /// Counts the n-grams of orders 1..=`order` of `corpus` and returns how many distinct ones each
@@ -98,8 +94,7 @@ pub fn estimate_arpa(
     discount_fallback: bool,
     prune: Vec<u64>,
 ) -> PyResult<(Vec<u64>, usize, u64)> {
-    let smoothing =
-        parse_smoothing(smoothing, k, discount, alpha, discount_fallback).map_err(to_pyerr)?;
+    let smoothing = parse_smoothing(smoothing, k, discount, alpha, discount_fallback)?;
     let pruning = Pruning::new(&prune, order).map_err(to_pyerr)?;
     let budget = crate::estimate::budgeted::Budget { memory, temp_dir };
     let s = py
@@ -138,8 +133,7 @@ impl PyModel {
         discount_fallback: bool,
         prune: Vec<u64>,
     ) -> PyResult<Self> {
-        let smoothing =
-            parse_smoothing(smoothing, k, discount, alpha, discount_fallback).map_err(to_pyerr)?;
+        let smoothing = parse_smoothing(smoothing, k, discount, alpha, discount_fallback)?;
         let pruning = Pruning::new(&prune, order).map_err(to_pyerr)?;
         let model = py
             .detach(|| corpus.with(|c| fit(c, order, bos_eos, smoothing, &pruning)))

@@ -54,18 +54,11 @@ impl Codec {
     }
 }
 
-fn io_error(path: &Path, source: io::Error) -> Error {
-    Error::Io {
-        path: path.display().to_string(),
-        source,
-    }
-}
-
 /// Opens `path` for buffered reading, decompressing on the fly.
 pub fn open_read(path: &Path) -> Result<Box<dyn BufRead + Send>> {
-    let file = File::open(path).map_err(|e| io_error(path, e))?;
+    let file = File::open(path).map_err(Error::io(path))?;
     let mut raw = BufReader::with_capacity(1 << 16, file);
-    let head = raw.fill_buf().map_err(|e| io_error(path, e))?;
+    let head = raw.fill_buf().map_err(Error::io(path))?;
     let codec = Codec::from_magic(head);
     const CAP: usize = 1 << 16;
     Ok(match codec {
@@ -102,7 +95,7 @@ enum Sink {
 impl Output {
     /// Creates (truncates) `path`, compressing by its extension.
     pub fn create(path: &Path) -> Result<Output> {
-        let file = File::create(path).map_err(|e| io_error(path, e))?;
+        let file = File::create(path).map_err(Error::io(path))?;
         let buf = BufWriter::with_capacity(1 << 16, file);
         let inner = match Codec::from_extension(path) {
             Codec::Plain => Sink::Plain(buf),
@@ -118,7 +111,7 @@ impl Output {
                 let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
                 Sink::Xz(Box::new(
                     lzma_rust2::XzWriterMt::new(buf, options, workers.min(256) as u32)
-                        .map_err(|e| io_error(path, e))?,
+                        .map_err(Error::io(path))?,
                 ))
             }
             Codec::Bzip2 => Sink::Bzip2(bzip2::write::BzEncoder::new(
@@ -135,10 +128,7 @@ impl Output {
     /// Ends the compressed stream and flushes everything to disk.
     pub fn finish(self) -> Result<()> {
         let path = self.path;
-        let wrap = |source| Error::Io {
-            path: path.clone(),
-            source,
-        };
+        let wrap = Error::io(&path);
         let mut buf = match self.inner {
             Sink::Plain(b) => b,
             Sink::Gzip(e) => e.finish().map_err(wrap)?,
@@ -192,7 +182,7 @@ pub fn read_to_end(path: &Path) -> Result<Vec<u8>> {
     let mut out = Vec::new();
     open_read(path)?
         .read_to_end(&mut out)
-        .map_err(|e| io_error(path, e))?;
+        .map_err(Error::io(path))?;
     Ok(out)
 }
 

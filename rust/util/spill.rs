@@ -85,10 +85,7 @@ impl WorkDir {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
         let path = parent.join(format!("fastppl-{}-{stamp}", std::process::id()));
-        fs::create_dir_all(&path).map_err(|source| Error::Io {
-            path: path.display().to_string(),
-            source,
-        })?;
+        fs::create_dir_all(&path).map_err(Error::io(&path))?;
         Ok(WorkDir {
             path,
             next: AtomicUsize::new(0),
@@ -124,13 +121,6 @@ impl Drop for WorkDir {
     }
 }
 
-fn io_error(path: &Path) -> impl Fn(io::Error) -> Error + '_ {
-    move |source| Error::Io {
-        path: path.display().to_string(),
-        source,
-    }
-}
-
 /// Writes records to a file, in the order given.
 pub struct RecordWriter<'d> {
     dir: &'d WorkDir,
@@ -144,7 +134,7 @@ impl<'d> RecordWriter<'d> {
     /// Creates a new file in `dir`, named after `what`.
     pub fn create(dir: &'d WorkDir, what: &str, layout: Layout) -> Result<Self> {
         let path = dir.file(what);
-        let file = File::create(&path).map_err(io_error(&path))?;
+        let file = File::create(&path).map_err(Error::io(&path))?;
         Ok(RecordWriter {
             dir,
             out: BufWriter::with_capacity(1 << 20, file),
@@ -161,7 +151,7 @@ impl<'d> RecordWriter<'d> {
         self.records += 1;
         self.out
             .write_all(bytemuck::cast_slice(record))
-            .map_err(io_error(&self.path))
+            .map_err(Error::io(&self.path))
     }
 
     /// Flushes the file and returns a reader of it, from its start.
@@ -170,7 +160,7 @@ impl<'d> RecordWriter<'d> {
         let file = self
             .out
             .into_inner()
-            .map_err(|e| io_error(&self.path)(e.into_error()))?;
+            .map_err(|e| Error::io(&self.path)(e.into_error()))?;
         drop(file);
         RecordReader::open(self.path, self.layout, 1 << 20)
     }
@@ -190,7 +180,7 @@ pub struct RecordReader {
 impl RecordReader {
     /// Reads `path` in blocks of about `buffer` bytes.
     fn open(path: PathBuf, layout: Layout, buffer: usize) -> Result<Self> {
-        let input = File::open(&path).map_err(io_error(&path))?;
+        let input = File::open(&path).map_err(Error::io(&path))?;
         let records = (buffer / layout.bytes()).max(1);
         Ok(RecordReader {
             input,
@@ -211,11 +201,11 @@ impl RecordReader {
                 Ok(0) => break,
                 Ok(n) => filled += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(io_error(&self.path)(e)),
+                Err(e) => return Err(Error::io(&self.path)(e)),
             }
         }
         if filled % (self.width * 4) != 0 {
-            return Err(io_error(&self.path)(io::Error::new(
+            return Err(Error::io(&self.path)(io::Error::new(
                 io::ErrorKind::UnexpectedEof,
                 "the file ends inside a record (was it truncated?)",
             )));
@@ -320,10 +310,10 @@ impl<'d> Sorter<'d> {
         self.pending = Some(std::thread::spawn(move || {
             let sorted = sorted_records(buffer, layout, combine)?;
             let mut out =
-                BufWriter::with_capacity(1 << 20, File::create(&path).map_err(io_error(&path))?);
+                BufWriter::with_capacity(1 << 20, File::create(&path).map_err(Error::io(&path))?);
             out.write_all(bytemuck::cast_slice(&sorted))
                 .and_then(|()| out.flush())
-                .map_err(io_error(&path))?;
+                .map_err(Error::io(&path))?;
             Ok((path, sorted.len() * 4))
         }));
         Ok(())
@@ -451,27 +441,27 @@ fn add_count(into: &mut u32, count: u32) -> Result<()> {
 }
 
 /// The current record of one merged source.
-struct Head {
+struct SourceRecord {
     record: Vec<u32>,
     source: usize,
     layout: Layout,
 }
 
-impl PartialEq for Head {
+impl PartialEq for SourceRecord {
     fn eq(&self, other: &Self) -> bool {
         self.cmp(other) == Ordering::Equal
     }
 }
 
-impl Eq for Head {}
+impl Eq for SourceRecord {}
 
-impl PartialOrd for Head {
+impl PartialOrd for SourceRecord {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
     }
 }
 
-impl Ord for Head {
+impl Ord for SourceRecord {
     // reversed, so that the max-heap pops the smallest key (then the lowest source, for a
     // deterministic order of equal keys)
     fn cmp(&self, other: &Self) -> Ordering {
@@ -486,7 +476,7 @@ pub struct RecordStream {
     layout: Layout,
     combine: bool,
     sources: Vec<RecordReader>,
-    heap: BinaryHeap<Head>,
+    heap: BinaryHeap<SourceRecord>,
     current: Vec<u32>,
 }
 
@@ -496,7 +486,7 @@ impl RecordStream {
         for (i, source) in sources.iter_mut().enumerate() {
             let mut record = vec![0; layout.width];
             if source.read_into(&mut record)? {
-                heap.push(Head {
+                heap.push(SourceRecord {
                     record,
                     source: i,
                     layout,

@@ -228,9 +228,8 @@ def test_estimator_names_have_one_source():
 
     names = get_args(model.Smoothing)
     assert names == model.SMOOTHINGS and len(set(names)) == len(names)
-    assert set(model._PARAMS) == set(names)
+    assert list(_core.SMOOTHINGS) == list(names) == list(model._PARAMS)
     assert set(model.ARPA_SMOOTHINGS) <= set(names)
-    assert list(_core.SMOOTHINGS) == list(names)
     sub = next(a for a in build_parser()._actions if a.dest == "command").choices
     for command in ("train", "demo"):
         action = next(a for a in sub[command]._actions if a.dest == "smoothing")
@@ -259,7 +258,42 @@ def test_rust_parser_accepts_exactly_the_python_names(tmp_path: Path):
 def test_reference_names_are_fastppl_names():
     from fastppl import model, reference
 
-    assert set(reference.SMOOTHINGS) <= set(model.SMOOTHINGS)
+    assert reference.SMOOTHINGS == model.SMOOTHINGS
+
+
+def test_core_lists_parameters_and_defaults():
+    """The core's list: each estimator's parameters with the defaults the core applies."""
+    from fastppl import _core
+
+    assert _core.SMOOTHINGS["mle"] == {} and _core.SMOOTHINGS["laplace"] == {}
+    assert _core.SMOOTHINGS["lidstone"] == _core.SMOOTHINGS["additive"] == {"k": 1.0}
+    assert _core.SMOOTHINGS["kneser_ney"] == {"discount": 0.75}
+    assert _core.SMOOTHINGS["modified_kneser_ney"] == {"discount_fallback": False}
+    assert _core.SMOOTHINGS["stupid_backoff"] == {"alpha": 0.4}
+    assert _core.ARPA_SMOOTHINGS == [
+        "witten_bell",
+        "absolute_discounting",
+        "kneser_ney",
+        "modified_kneser_ney",
+    ]
+    # a default listed is the value used when the parameter is left out
+    corpus = Corpus.from_sentences([["a", "b", "c"], ["b", "a"], ["c", "c", "a", "b"]])
+    for name, params in _core.SMOOTHINGS.items():
+        if not params:
+            continue
+        if name == "modified_kneser_ney":  # the default, no fallback, fails on this tiny corpus
+            for fit_args in ({}, params):
+                with pytest.raises(InvalidArgumentError, match="discount_fallback"):
+                    _core.NGramModel.fit(corpus._inner, 2, name, **fit_args)
+            continue
+        plain = _core.NGramModel.fit(corpus._inner, 2, name)
+        given = _core.NGramModel.fit(corpus._inner, 2, name, **params)
+        tokens = ["a", "b", "c", "a", "c", "b"]
+        assert plain.logprobs(tokens).tolist() == given.logprobs(tokens).tolist()
+        assert plain.discounts == given.discounts
+        changed = {k: (not v if isinstance(v, bool) else v / 2) for k, v in params.items()}
+        other = _core.NGramModel.fit(corpus._inner, 2, name, **changed)
+        assert other.logprobs(tokens).tolist() != plain.logprobs(tokens).tolist()
 
 
 @pytest.mark.parametrize("smoothing", ["laplace", "stupid_backoff", "mle"])

@@ -22,18 +22,7 @@ from fastppl.errors import (
     OutOfVocabularyError,
     ZeroProbabilityWarning,
 )
-
-SMOOTHINGS = [
-    "mle",
-    "additive",
-    "laplace",
-    "lidstone",
-    "witten_bell",
-    "absolute_discounting",
-    "kneser_ney",
-    "modified_kneser_ney",
-    "stupid_backoff",
-]
+from fastppl.model import SMOOTHINGS
 
 
 @pytest.fixture(scope="module")

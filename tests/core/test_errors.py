@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pickle
+import re
+from pathlib import Path
 
 import pytest
 
@@ -10,6 +12,7 @@ from fastppl import errors
 from fastppl.errors import (
     CorpusDecodeError,
     CorpusFileNotFoundError,
+    CountOverflowError,
     EmptyCorpusError,
     FastpplError,
     FastpplWarning,
@@ -35,6 +38,7 @@ HIERARCHY = [
     (OutOfVocabularyError, (FastpplError, KeyError)),
     (ModelFormatError, (FastpplError, ValueError)),
     (NotNormalizedError, (FastpplError, ValueError)),
+    (CountOverflowError, (FastpplError, OverflowError)),
     (FastpplWarning, (UserWarning,)),
     (ZeroProbabilityWarning, (FastpplWarning,)),
     (PunktDataError, (FastpplError, ValueError)),
@@ -120,3 +124,14 @@ def test_message_only_construction_like_rust():
         if issubclass(cls, FastpplError):
             err = cls("boom")
             assert str(err) == "boom"
+
+
+def test_every_class_the_rust_core_raises_is_a_fastppl_error():
+    """rust/py/errors.rs raises classes of fastppl.errors by name: each exists and is a
+    FastpplError (a misspelt name would silently become the fallback ValueError)."""
+    root = next(p for p in Path(__file__).parents if (p / "rust").is_dir())
+    source = (root / "rust" / "py" / "errors.rs").read_text()
+    raised = set(re.findall(r'raise\(py, "(\w+)"', source))
+    assert {"CountOverflowError", "ModelFormatError", "InvalidArgumentError"} <= raised
+    for name in raised:
+        assert issubclass(getattr(errors, name), FastpplError), name

@@ -2,7 +2,7 @@
 //!
 //! [`crate::estimate`] keeps every order's counts in memory, which is fastest but needs about
 //! 60 bytes per n-gram. This module computes the same model (bit for bit: the same formulas in
-//! the same float operations, see [`crate::estimate::interpolation_terms`]) as lmplz does, by
+//! the same float operations, see `estimate::interpolation_terms`) as lmplz does, by
 //! streaming sorted files ([`crate::util::spill`]) whose in-memory part never exceeds the budget:
 //!
 //! 1. **Count** the highest-order n-grams (the longest n-gram ending at each predicted token:
@@ -26,7 +26,6 @@
 //! Unigram arrays (one entry per word type) stay in memory. The corpus is read from memory as it
 //! is for in-memory estimation (4 bytes per token).
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::corpus::vocab::{Vocab, BOS, EOS};
@@ -36,8 +35,7 @@ use crate::estimate::{
     check_pruning, context_weight, interpolation_terms, order_discounts, ContextStats, Pruning,
     Smoothing,
 };
-use crate::formats::arpa::{write_formatted, write_header, write_section_start, END};
-use crate::util::compressed::Output;
+use crate::formats::arpa::ArpaFile;
 use crate::util::spill::{
     KeyOrder, Layout, RecordReader, RecordStream, RecordWriter, Sorter, WorkDir, PAD,
 };
@@ -166,8 +164,8 @@ fn estimate_unchecked(
         budget.memory,
         &dir,
     )?;
-    let mut out = ArpaOut::create(path, &adjusted.ngram_counts)?;
-    let counts = out.counts.clone();
+    let counts = adjusted.ngram_counts.clone();
+    let mut out = ArpaFile::create(path, &counts)?;
     let written = interpolate_and_write(
         adjusted,
         order,
@@ -177,7 +175,7 @@ fn estimate_unchecked(
         &dir,
         &mut out,
     )
-    .and_then(|()| out.finish());
+    .and_then(|()| out.close());
     if written.is_err() && path.is_file() {
         // never leave a truncated model behind
         let _ = std::fs::remove_file(path);
@@ -373,7 +371,7 @@ fn interpolate_and_write(
     vocab: &Vocab,
     memory: usize,
     dir: &WorkDir,
-    out: &mut ArpaOut,
+    out: &mut ArpaFile,
 ) -> Result<()> {
     let Adjusted {
         unigrams,
@@ -427,11 +425,11 @@ fn interpolate_and_write(
         let (terms, weights) = context.run(ngrams, memory, dir, &mut unigrams.weight)?;
         let lower_probs = match lower.take() {
             None => {
-                out.unigrams(vocab, &unigrams)?;
+                write_unigrams(out, vocab, &unigrams)?;
                 None
             }
             Some((suffix_sorted, prefix_sorted)) => {
-                out.section(m - 1, prefix_sorted, weights, vocab)?;
+                write_section(out, m - 1, prefix_sorted, weights, vocab)?;
                 Some(suffix_sorted)
             }
         };
@@ -445,7 +443,7 @@ fn interpolate_and_write(
         )?);
     }
     let (_, last) = lower.expect("order >= 2");
-    out.section(order, last, None, vocab)
+    write_section(out, order, last, None, vocab)
 }
 
 /// Step 3a for one order m: context statistics in prefix order.
@@ -596,137 +594,81 @@ fn missing_suffix(suffix: &[u32]) -> Error {
     ))
 }
 
-/// Appends a linear probability or weight as ARPA prints it (log10, as KenLM formats floats).
-fn push_linear(text: &mut Vec<u8>, linear: f64) {
-    crate::util::float_format::push_log10(text, linear.ln());
+/// Writes the unigram section: each word's probability and backoff weight (linear values).
+fn write_unigrams(out: &mut ArpaFile, vocab: &Vocab, unigrams: &Unigrams) -> Result<()> {
+    out.section(1)
+        .and_then(|()| {
+            (0..vocab.len()).try_for_each(|id| {
+                let (p, weight) = (unigrams.prob[id], unigrams.weight[id]);
+                out.unigram(id as u32, vocab.word(id as u32), p.ln(), weight.ln())
+            })
+        })
+        .map_err(Error::io(out.path()))
 }
 
-/// The ARPA file being written, section by section.
-struct ArpaOut {
-    out: std::io::BufWriter<Output>,
-    path: PathBuf,
-    counts: Vec<u64>,
-    line: Vec<u8>,
-}
-
-impl ArpaOut {
-    fn create(path: &Path, counts: &[u64]) -> Result<Self> {
-        let out = Output::create(path)?;
-        let mut this = ArpaOut {
-            out: std::io::BufWriter::with_capacity(1 << 20, out),
-            path: path.to_path_buf(),
-            counts: counts.to_vec(),
-            line: Vec::with_capacity(256),
-        };
-        write_header(&mut this.out, counts).map_err(|e| this.io(e))?;
-        Ok(this)
-    }
-
-    fn io(&self, source: std::io::Error) -> Error {
-        Error::Io {
-            path: self.path.display().to_string(),
-            source,
-        }
-    }
-
-    fn flush_line(&mut self) -> Result<()> {
-        let result = self.out.write_all(&self.line);
-        self.line.clear();
-        result.map_err(|e| self.io(e))
-    }
-
-    fn unigrams(&mut self, vocab: &Vocab, unigrams: &Unigrams) -> Result<()> {
-        write_section_start(&mut self.out, 1).map_err(|e| self.io(e))?;
-        for id in 0..vocab.len() {
-            if id == BOS as usize {
-                self.line.push(b'0');
-            } else {
-                push_linear(&mut self.line, unigrams.prob[id]);
-            }
-            self.line.push(b'\t');
-            self.line
-                .extend_from_slice(vocab.word(id as u32).as_bytes());
-            self.line.push(b'\t');
-            push_linear(&mut self.line, unigrams.weight[id]);
-            self.line.push(b'\n');
-            self.flush_line()?;
-        }
-        Ok(())
-    }
-
-    /// Writes order m's section from its probabilities `[gram, p]` in prefix order, with the
-    /// weights `[gram, gamma]` (prefix order; only n-grams that are contexts have one) unless m
-    /// is the highest order.
-    fn section(
-        &mut self,
-        m: usize,
-        mut probs: RecordStream,
-        mut weights: Option<RecordReader>,
-        vocab: &Vocab,
-    ) -> Result<()> {
-        /// Lines formatted together (on all cores), then written in order.
-        const BATCH: usize = 1 << 16;
-        write_section_start(&mut self.out, m).map_err(|e| self.io(e))?;
-        let has_weights = weights.is_some();
-        // [gram, p, gamma] rows
-        let width = m + 4;
-        let mut batch: Vec<u32> = Vec::with_capacity(BATCH * width);
-        let mut weight: Vec<u32> = vec![PAD; m + 2];
-        let mut have_weight = false;
-        loop {
-            let record = probs.next_record()?;
-            if let Some(r) = record {
-                let gamma = match weights.as_mut() {
-                    None => 1.0,
-                    Some(reader) => {
-                        // both in prefix order: the next weight is this n-gram's, a later
-                        // one's, or a pruned context's (skipped)
-                        while !have_weight || weight[..m] < r[..m] {
-                            have_weight = reader.read_into(&mut weight)?;
-                            if !have_weight {
-                                break;
-                            }
-                        }
-                        if have_weight && weight[..m] == r[..m] {
-                            have_weight = false;
-                            words_f64(&weight[m..])
-                        } else {
-                            1.0
+/// Writes order m's section from its probabilities `[gram, p]` in prefix order, with the
+/// weights `[gram, gamma]` (prefix order; only n-grams that are contexts have one) unless m is the
+/// highest order.
+fn write_section(
+    out: &mut ArpaFile,
+    m: usize,
+    mut probs: RecordStream,
+    mut weights: Option<RecordReader>,
+    vocab: &Vocab,
+) -> Result<()> {
+    /// Lines formatted together (on all cores), then written in order.
+    const BATCH: usize = 1 << 16;
+    out.section(m).map_err(Error::io(out.path()))?;
+    // [gram, p, gamma] rows
+    let width = m + 4;
+    let mut batch: Vec<u32> = Vec::with_capacity(BATCH * width);
+    let mut weight: Vec<u32> = vec![PAD; m + 2];
+    let mut have_weight = false;
+    loop {
+        let record = probs.next_record()?;
+        if let Some(r) = record {
+            let gamma = match weights.as_mut() {
+                None => 1.0,
+                Some(reader) => {
+                    // both in prefix order: the next weight is this n-gram's, a later one's, or
+                    // a pruned context's (skipped)
+                    while !have_weight || weight[..m] < r[..m] {
+                        have_weight = reader.read_into(&mut weight)?;
+                        if !have_weight {
+                            break;
                         }
                     }
-                };
-                batch.extend_from_slice(r);
-                batch.extend_from_slice(&f64_words(gamma));
-            }
-            if batch.len() == BATCH * width || (record.is_none() && !batch.is_empty()) {
-                write_formatted(&mut self.out, &batch, width, |row, text| {
-                    push_linear(text, words_f64(&row[m..]));
+                    if have_weight && weight[..m] == r[..m] {
+                        have_weight = false;
+                        words_f64(&weight[m..])
+                    } else {
+                        1.0
+                    }
+                }
+            };
+            batch.extend_from_slice(r);
+            batch.extend_from_slice(&f64_words(gamma));
+        }
+        if batch.len() == BATCH * width || (record.is_none() && !batch.is_empty()) {
+            out.ngrams(
+                &batch,
+                width,
+                |row| (words_f64(&row[m..]).ln(), words_f64(&row[m + 2..]).ln()),
+                |row, text| {
                     for (i, &w) in row[..m].iter().enumerate() {
-                        text.push(if i == 0 { b'\t' } else { b' ' });
+                        if i > 0 {
+                            text.push(b' ');
+                        }
                         text.extend_from_slice(vocab.word(w).as_bytes());
                     }
-                    if has_weights {
-                        text.push(b'\t');
-                        push_linear(text, words_f64(&row[m + 2..]));
-                    }
-                    text.push(b'\n');
-                })
-                .map_err(|e| self.io(e))?;
-                batch.clear();
-            }
-            if record.is_none() {
-                return Ok(());
-            }
+                },
+            )
+            .map_err(Error::io(out.path()))?;
+            batch.clear();
         }
-    }
-
-    fn finish(mut self) -> Result<()> {
-        self.out.write_all(END).map_err(|e| self.io(e))?;
-        let out = self.out.into_inner().map_err(|e| Error::Io {
-            path: self.path.display().to_string(),
-            source: e.into_error(),
-        })?;
-        out.finish()
+        if record.is_none() {
+            return Ok(());
+        }
     }
 }
 

@@ -51,8 +51,10 @@
 //! below 1e-6 (double-conversion's `ToShortestSingle` with KenLM's settings). Probability or
 //! weight 0 is written `-99`.
 
+mod write;
+
 use std::f64::consts::LN_10;
-use std::io::{self, BufRead, BufWriter, Write};
+use std::io::BufRead;
 use std::path::Path;
 
 use crate::corpus::vocab::{Vocab, BOS, EOS, UNK};
@@ -61,8 +63,9 @@ use crate::model::{Fallback, Model, OrderTable};
 use crate::ngram::keys::MAX_ORDER;
 use crate::ngram::keys::{key_prefix, key_word, pack, NONE};
 use crate::ngram::probing::{Entry, ProbingTable};
-use crate::util::compressed::{open_read, Output};
-use crate::util::float_format::push_log10;
+use crate::util::compressed::open_read;
+
+pub use write::{check_writable, write_arpa, write_arpa_to, ArpaFile, ArpaWriter};
 
 /// log10 probability KenLM gives `<unk>` when the file has none.
 pub const UNKNOWN_MISSING_LOG10: f64 = -100.0;
@@ -564,170 +567,6 @@ fn ensure(model: &mut Model, ids: &[u32]) -> u32 {
     let logp = model.score(&mut state, ids[m - 1]);
     insert(model, m, prefix, ids[m - 1], logp, 0.0);
     model.find(ids).unwrap_or(NONE)
-}
-
-/// Writes `model` as an ARPA file, compressed by the extension of `path` (.gz, .xz, .bz2).
-pub fn write_arpa(model: &Model, path: &Path) -> Result<()> {
-    check_writable(model)?;
-    let out = Output::create(path)?;
-    let shown = out.path().to_string();
-    let io_err = |source: io::Error| Error::Io {
-        path: shown.clone(),
-        source,
-    };
-    let mut w = BufWriter::with_capacity(1 << 16, out);
-    write_arpa_to(model, &mut w).map_err(io_err)?;
-    let out = w.into_inner().map_err(|e| io_err(e.into_error()))?;
-    out.finish()
-}
-
-/// "a" or "an" before an estimator's name, as it is read aloud ("an additive", "an mle").
-fn article(smoothing: &str) -> &'static str {
-    let vowel = smoothing.starts_with(['a', 'e', 'i', 'o', 'u']) || smoothing == "mle";
-    if vowel {
-        "an"
-    } else {
-        "a"
-    }
-}
-
-/// Refuses the models that have no ARPA form.
-pub fn check_writable(model: &Model) -> Result<()> {
-    if model.fallback == Fallback::Flat {
-        return Err(Error::invalid(format!(
-            "{} {} model cannot be written as ARPA: its probabilities do not back off to shorter \
-             histories (backoff form needs an interpolated or backoff estimator such as \
-             modified_kneser_ney, kneser_ney, witten_bell or absolute_discounting)",
-            article(&model.smoothing),
-            model.smoothing
-        )));
-    }
-    if !model.normalized || model.missing_weight != 0.0 {
-        return Err(Error::invalid(format!(
-            "{} {} model gives scores, not probabilities: an ARPA file of it would be read as a \
-             probability model by other tools, so fastppl refuses to write one",
-            article(&model.smoothing),
-            model.smoothing
-        )));
-    }
-    if !model.bos_eos {
-        return Err(Error::invalid(
-            "ARPA models score sentences as <s> ... </s>; this model was fitted with \
-             bos_eos=False, so an ARPA file of it would be scored differently",
-        ));
-    }
-    Ok(())
-}
-
-fn push_words(model: &Model, m: usize, entry: u32, out: &mut Vec<u8>) {
-    if m == 1 {
-        out.extend_from_slice(model.vocab.word(entry).as_bytes());
-    } else {
-        let key = model.higher[m - 2].table.key(entry);
-        push_words(model, m - 1, key_prefix(key), out);
-        out.push(b' ');
-        out.extend_from_slice(model.vocab.word(key_word(key)).as_bytes());
-    }
-}
-
-/// Writes the `\data\` header: the number of n-grams of each order, unigrams first.
-pub(crate) fn write_header(w: &mut impl Write, counts: &[u64]) -> io::Result<()> {
-    w.write_all(b"\\data\\\n")?;
-    for (i, c) in counts.iter().enumerate() {
-        writeln!(w, "ngram {}={c}", i + 1)?;
-    }
-    Ok(())
-}
-
-/// Writes the line that opens the section of the n-grams of order `m`.
-pub(crate) fn write_section_start(w: &mut impl Write, m: usize) -> io::Result<()> {
-    write!(w, "\n\\{m}-grams:\n")
-}
-
-/// The file's last line.
-pub(crate) const END: &[u8] = b"\n\\end\\\n";
-
-/// Formats `items` in groups of `group` (one line each, appended by `line`) on all cores, and
-/// writes the lines in order.
-pub(crate) fn write_formatted<T: Sync>(
-    w: &mut impl Write,
-    items: &[T],
-    group: usize,
-    line: impl Fn(&[T], &mut Vec<u8>) + Sync,
-) -> io::Result<()> {
-    use rayon::prelude::*;
-    let texts: Vec<Vec<u8>> = items
-        .par_chunks(group * 4096)
-        .map(|part| {
-            let mut text = Vec::with_capacity(part.len() / group * 48);
-            for row in part.chunks_exact(group) {
-                line(row, &mut text);
-            }
-            text
-        })
-        .collect();
-    texts.iter().try_for_each(|text| w.write_all(text))
-}
-
-/// Writes `model` in ARPA form to `w` (see the module documentation for the layout).
-pub fn write_arpa_to(model: &Model, w: &mut impl Write) -> io::Result<()> {
-    let order = model.order;
-    let counts: Vec<u64> = std::iter::once(model.vocab.len())
-        .chain(model.higher.iter().map(|t| t.table.len()))
-        .map(|n| n as u64)
-        .collect();
-    write_header(w, &counts)?;
-    write_section_start(w, 1)?;
-    let mut line = Vec::with_capacity(256);
-    for id in 0..model.vocab.len() as u32 {
-        line.clear();
-        if id == BOS {
-            line.push(b'0');
-        } else {
-            push_log10(&mut line, model.unigram_logp[id as usize]);
-        }
-        line.push(b'\t');
-        line.extend_from_slice(model.vocab.word(id).as_bytes());
-        if order > 1 {
-            line.push(b'\t');
-            push_log10(&mut line, model.unigram_weight[id as usize]);
-        }
-        line.push(b'\n');
-        w.write_all(&line)?;
-    }
-    // each order in lexicographic order of word ids, so that equal models give equal files
-    let mut rank: Vec<u32> = (0..model.vocab.len() as u32).collect();
-    for m in 2..=order {
-        let table = &model.higher[m - 2];
-        write_section_start(w, m)?;
-        let mut sorted: Vec<(u32, u32, u32)> = table
-            .table
-            .iter()
-            .map(|(g, key, _)| (rank[key_prefix(key) as usize], key_word(key), g))
-            .collect();
-        sorted.sort_unstable();
-        let mut next_rank = vec![0u32; table.table.capacity()];
-        for (r, &(_, _, g)) in sorted.iter().enumerate() {
-            next_rank[g as usize] = r as u32;
-        }
-        rank = next_rank;
-        for batch in sorted.chunks(1 << 16) {
-            write_formatted(w, batch, 1, |row, line| {
-                let g = row[0].2;
-                let entry = table.table.entry(g);
-                push_log10(line, entry.logp);
-                line.push(b'\t');
-                push_words(model, m, g, line);
-                if m < order {
-                    line.push(b'\t');
-                    push_log10(line, entry.weight);
-                }
-                line.push(b'\n');
-            })?;
-        }
-    }
-    w.write_all(END)?;
-    Ok(())
 }
 
 #[cfg(test)]

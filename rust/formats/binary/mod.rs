@@ -98,19 +98,12 @@ const KIND_UNIGRAM_COUNTS: u32 = 5;
 const KIND_SLOTS: u32 = 6;
 const KIND_COUNTS: u32 = 7;
 
-fn io_err(path: &Path, source: std::io::Error) -> Error {
-    Error::Io {
-        path: path.display().to_string(),
-        source,
-    }
-}
-
 fn align_up(x: usize) -> usize {
     x.div_ceil(ALIGN) * ALIGN
 }
 
 /// One section to write.
-struct Out<'a> {
+struct SectionBytes<'a> {
     kind: u32,
     order: u32,
     bytes: &'a [u8],
@@ -142,35 +135,35 @@ pub fn save(model: &Model, path: &Path) -> Result<()> {
     }
     let has_counts = !model.unigram_counts.is_empty();
     let mut sections = vec![
-        Out {
+        SectionBytes {
             kind: KIND_WORD_LENGTHS,
             order: 1,
             bytes: bytemuck::cast_slice(&lengths),
             count: v as u64,
             extra: 0,
         },
-        Out {
+        SectionBytes {
             kind: KIND_WORD_BYTES,
             order: 1,
             bytes: &words,
             count: words.len() as u64,
             extra: 0,
         },
-        Out {
+        SectionBytes {
             kind: KIND_UNIGRAM_LOGP,
             order: 1,
             bytes: bytemuck::cast_slice(&model.unigram_logp),
             count: v as u64,
             extra: 0,
         },
-        Out {
+        SectionBytes {
             kind: KIND_UNIGRAM_WEIGHT,
             order: 1,
             bytes: bytemuck::cast_slice(&model.unigram_weight),
             count: v as u64,
             extra: 0,
         },
-        Out {
+        SectionBytes {
             kind: KIND_UNIGRAM_COUNTS,
             order: 1,
             bytes: bytemuck::cast_slice(&model.unigram_counts),
@@ -180,14 +173,14 @@ pub fn save(model: &Model, path: &Path) -> Result<()> {
     ];
     for (i, t) in model.higher.iter().enumerate() {
         let m = (i + 2) as u32;
-        sections.push(Out {
+        sections.push(SectionBytes {
             kind: KIND_SLOTS,
             order: m,
             bytes: t.table.slot_bytes(),
             count: t.table.capacity() as u64,
             extra: t.table.len() as u64,
         });
-        sections.push(Out {
+        sections.push(SectionBytes {
             kind: KIND_COUNTS,
             order: m,
             bytes: bytemuck::cast_slice(&t.counts),
@@ -253,10 +246,10 @@ pub fn save(model: &Model, path: &Path) -> Result<()> {
 
     let tmp = temp_path(path);
     let written = write_file(&tmp, &h, &sections, &offsets).map_err(|e| match e {
-        Error::Io { source, .. } => io_err(path, source),
+        Error::Io { source, .. } => Error::io(path)(source),
         other => other,
     });
-    let renamed = written.and_then(|()| std::fs::rename(&tmp, path).map_err(|e| io_err(path, e)));
+    let renamed = written.and_then(|()| std::fs::rename(&tmp, path).map_err(Error::io(path)));
     if renamed.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
@@ -274,8 +267,13 @@ fn temp_path(path: &Path) -> PathBuf {
     path.with_file_name(format!(".{name}.{}-{call}.tmp", std::process::id()))
 }
 
-fn write_file(tmp: &Path, header: &[u8], sections: &[Out<'_>], offsets: &[usize]) -> Result<()> {
-    let file = File::create(tmp).map_err(|e| io_err(tmp, e))?;
+fn write_file(
+    tmp: &Path,
+    header: &[u8],
+    sections: &[SectionBytes<'_>],
+    offsets: &[usize],
+) -> Result<()> {
+    let file = File::create(tmp).map_err(Error::io(tmp))?;
     let mut w = BufWriter::with_capacity(1 << 20, file);
     let mut hasher = Xxh3::new();
     let zeros = [0u8; ALIGN];
@@ -283,7 +281,7 @@ fn write_file(tmp: &Path, header: &[u8], sections: &[Out<'_>], offsets: &[usize]
     let mut put = |w: &mut BufWriter<File>, bytes: &[u8], pos: &mut usize| -> Result<()> {
         hasher.update(bytes);
         *pos += bytes.len();
-        w.write_all(bytes).map_err(|e| io_err(tmp, e))
+        w.write_all(bytes).map_err(Error::io(tmp))
     };
     put(&mut w, header, &mut pos)?;
     for (s, &o) in sections.iter().zip(offsets) {
@@ -291,11 +289,11 @@ fn write_file(tmp: &Path, header: &[u8], sections: &[Out<'_>], offsets: &[usize]
         put(&mut w, s.bytes, &mut pos)?;
     }
     let sum = hasher.digest();
-    let mut file = w.into_inner().map_err(|e| io_err(tmp, e.into_error()))?;
+    let mut file = w.into_inner().map_err(|e| Error::io(tmp)(e.into_error()))?;
     file.seek(SeekFrom::Start(CHECKSUM_AT as u64))
         .and_then(|_| file.write_all(&sum.to_le_bytes()))
         .and_then(|()| file.sync_all())
-        .map_err(|e| io_err(tmp, e))
+        .map_err(Error::io(tmp))
 }
 
 /// The checksum of a whole file, the checksum field read as zero.
@@ -398,8 +396,8 @@ pub fn load(path: &Path, verify: bool) -> Result<Model> {
             "binary model files need a little-endian host",
         ));
     }
-    let file = File::open(path).map_err(|e| io_err(path, e))?;
-    let meta = file.metadata().map_err(|e| io_err(path, e))?;
+    let file = File::open(path).map_err(Error::io(path))?;
+    let meta = file.metadata().map_err(Error::io(path))?;
     if meta.is_dir() {
         return Err(format_err(p, "is a directory, not a model file"));
     }
@@ -417,16 +415,16 @@ pub fn load(path: &Path, verify: bool) -> Result<Model> {
             },
         ));
     }
-    // SAFETY: mapping a file is unsafe only because another process could change the file while
-    // it is mapped; fastppl itself never writes a file in place (see `save`), and the bytes read
-    // through the mapping are validated here before use, any bit pattern being a valid value of
-    // the types they are viewed as.
     // (verifying reads every page: then have the kernel map them all at once)
     let mut options = memmap2::MmapOptions::new();
     if verify {
         options.populate();
     }
-    let map = unsafe { options.map(&file) }.map_err(|e| io_err(path, e))?;
+    // SAFETY: mapping a file is unsafe only because another process could change the file while
+    // it is mapped; fastppl itself never writes a file in place (see `save`), and the bytes read
+    // through the mapping are validated here before use, any bit pattern being a valid value of
+    // the types they are viewed as.
+    let map = unsafe { options.map(&file) }.map_err(Error::io(path))?;
     let map = Arc::new(map);
     parse(&map, p, verify)
 }
@@ -614,7 +612,7 @@ fn parse_rest<'a>(map: &'a Arc<Mmap>, mut c: Cursor<'a>, verify: bool) -> Result
             KIND_WORD_BYTES => 1,
             KIND_WORD_LENGTHS | KIND_UNIGRAM_COUNTS | KIND_COUNTS => 4,
             KIND_UNIGRAM_LOGP | KIND_UNIGRAM_WEIGHT => 8,
-            _ => std::mem::size_of::<Slot>(),
+            _ => size_of::<Slot>(),
         };
         if row.count.checked_mul(elem) != Some(row.bytes) {
             return Err(format_err(

@@ -1,0 +1,280 @@
+//! Writing ARPA files: [`ArpaWriter`], the one line formatter used by both estimation paths
+//! (a fitted [`Model`], and [`crate::estimate::budgeted`], which streams sections from disk);
+//! the layout is the one described in the [module documentation](super).
+
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+
+use rayon::prelude::*;
+
+use crate::corpus::vocab::BOS;
+use crate::error::{Error, Result};
+use crate::model::{Fallback, Model};
+use crate::ngram::keys::{key_prefix, key_word};
+use crate::util::compressed::Output;
+use crate::util::float_format::push_log10;
+
+/// The file's last line.
+const END: &[u8] = b"\n\\end\\\n";
+
+/// Output buffer of an ARPA file.
+const BUFFER: usize = 1 << 20;
+
+/// N-gram lines formatted together on all cores, then written in order.
+const BATCH: usize = 1 << 16;
+
+/// Writes an ARPA file section by section: [`ArpaWriter::new`] writes the `\data\` header, then
+/// [`section`](ArpaWriter::section) opens each order in turn (1, 2, ...), filled with
+/// [`unigram`](ArpaWriter::unigram) or [`ngrams`](ArpaWriter::ngrams) lines, and
+/// [`finish`](ArpaWriter::finish) writes `\end\`. Values come in as natural logs and are written
+/// as log10, as KenLM prints floats; every order below the highest has a backoff column.
+///
+/// ```
+/// use fastppl::formats::arpa::ArpaWriter;
+/// let mut w = ArpaWriter::new(Vec::new(), &[4]).unwrap();
+/// w.section(1).unwrap();
+/// for (id, word) in ["<unk>", "<s>", "</s>", "a"].iter().enumerate() {
+///     w.unigram(id as u32, word, 0.25f64.ln(), 0.0).unwrap();
+/// }
+/// let text = String::from_utf8(w.finish().unwrap()).unwrap();
+/// assert!(text.starts_with("\\data\\\nngram 1=4\n\n\\1-grams:\n-0.60206\t<unk>\n0\t<s>\n"));
+/// assert!(text.ends_with("\n\\end\\\n"));
+/// ```
+pub struct ArpaWriter<W: Write> {
+    out: W,
+    /// The highest order (the number of sections).
+    order: usize,
+    /// The order of the section being written (0 before the first).
+    section: usize,
+    line: Vec<u8>,
+}
+
+/// An ARPA file being written, compressed by the extension of its path.
+pub type ArpaFile = ArpaWriter<BufWriter<Output>>;
+
+impl<W: Write> ArpaWriter<W> {
+    /// Starts an ARPA text on `out` with `counts[m - 1]` n-grams of order m: writes the header.
+    pub fn new(mut out: W, counts: &[u64]) -> io::Result<Self> {
+        out.write_all(b"\\data\\\n")?;
+        for (i, c) in counts.iter().enumerate() {
+            writeln!(out, "ngram {}={c}", i + 1)?;
+        }
+        Ok(ArpaWriter {
+            out,
+            order: counts.len(),
+            section: 0,
+            line: Vec::with_capacity(256),
+        })
+    }
+
+    /// Opens the section of the n-grams of order `m` (sections come in order, from 1).
+    pub fn section(&mut self, m: usize) -> io::Result<()> {
+        debug_assert_eq!(m, self.section + 1, "ARPA sections are written in order");
+        self.section = m;
+        write!(self.out, "\n\\{m}-grams:\n")
+    }
+
+    /// Writes the unigram line of word `id`: its ln probability (`<s>`, never predicted, gets
+    /// log10 probability 0 as lmplz writes it) and its ln backoff weight (left out when the
+    /// model is of order 1).
+    pub fn unigram(&mut self, id: u32, word: &str, ln_p: f64, ln_weight: f64) -> io::Result<()> {
+        debug_assert_eq!(self.section, 1, "unigram lines belong to section 1");
+        let line = &mut self.line;
+        line.clear();
+        if id == BOS {
+            line.push(b'0');
+        } else {
+            push_log10(line, ln_p);
+        }
+        line.push(b'\t');
+        line.extend_from_slice(word.as_bytes());
+        if self.order > 1 {
+            line.push(b'\t');
+            push_log10(line, ln_weight);
+        }
+        line.push(b'\n');
+        self.out.write_all(line)
+    }
+
+    /// Writes one line of the current section (order >= 2) per `group` items of `rows`, formatted
+    /// on all cores and written in order: `values(row)` gives the n-gram's ln probability and ln
+    /// backoff weight (ignored at the highest order), `words(row, text)` appends its words
+    /// separated by spaces.
+    pub fn ngrams<T: Sync>(
+        &mut self,
+        rows: &[T],
+        group: usize,
+        values: impl Fn(&[T]) -> (f64, f64) + Sync,
+        words: impl Fn(&[T], &mut Vec<u8>) + Sync,
+    ) -> io::Result<()> {
+        debug_assert!(
+            self.section >= 2,
+            "n-gram lines belong to sections 2 and up"
+        );
+        let with_weight = self.section < self.order;
+        let texts: Vec<Vec<u8>> = rows
+            .par_chunks(group * 4096)
+            .map(|part| {
+                let mut text = Vec::with_capacity(part.len() / group * 48);
+                for row in part.chunks_exact(group) {
+                    let (ln_p, ln_weight) = values(row);
+                    push_log10(&mut text, ln_p);
+                    text.push(b'\t');
+                    words(row, &mut text);
+                    if with_weight {
+                        text.push(b'\t');
+                        push_log10(&mut text, ln_weight);
+                    }
+                    text.push(b'\n');
+                }
+                text
+            })
+            .collect();
+        texts.iter().try_for_each(|text| self.out.write_all(text))
+    }
+
+    /// Writes the `\end\` line and returns the output (not flushed).
+    pub fn finish(mut self) -> io::Result<W> {
+        self.out.write_all(END)?;
+        Ok(self.out)
+    }
+}
+
+impl ArpaFile {
+    /// Creates the file `path` (compressed by its extension: .gz, .xz, .bz2) and writes the
+    /// header for `counts`.
+    pub fn create(path: &Path, counts: &[u64]) -> Result<Self> {
+        let out = BufWriter::with_capacity(BUFFER, Output::create(path)?);
+        ArpaWriter::new(out, counts).map_err(Error::io(path))
+    }
+
+    /// The path, for error messages.
+    pub fn path(&self) -> &str {
+        self.out.get_ref().path()
+    }
+
+    /// Writes `\end\`, flushes and closes the file.
+    pub fn close(self) -> Result<()> {
+        let path = self.path().to_string();
+        let out = self.finish().map_err(Error::io(&path))?;
+        let out = out
+            .into_inner()
+            .map_err(|e| Error::io(&path)(e.into_error()))?;
+        out.finish()
+    }
+}
+
+/// Writes `model` as an ARPA file, compressed by the extension of `path` (.gz, .xz, .bz2).
+pub fn write_arpa(model: &Model, path: &Path) -> Result<()> {
+    check_writable(model)?;
+    let mut file = ArpaFile::create(path, &ngram_counts(model))?;
+    write_sections(model, &mut file).map_err(Error::io(path))?;
+    file.close()
+}
+
+/// Writes `model` in ARPA form to `w` (see the module documentation for the layout).
+pub fn write_arpa_to(model: &Model, w: &mut impl Write) -> io::Result<()> {
+    let mut writer = ArpaWriter::new(w, &ngram_counts(model))?;
+    write_sections(model, &mut writer)?;
+    writer.finish().map(drop)
+}
+
+/// "a" or "an" before an estimator's name, as it is read aloud ("an additive", "an mle").
+fn article(smoothing: &str) -> &'static str {
+    let vowel = smoothing.starts_with(['a', 'e', 'i', 'o', 'u']) || smoothing == "mle";
+    if vowel {
+        "an"
+    } else {
+        "a"
+    }
+}
+
+/// Refuses the models that have no ARPA form.
+pub fn check_writable(model: &Model) -> Result<()> {
+    if model.fallback == Fallback::Flat {
+        return Err(Error::invalid(format!(
+            "{} {} model cannot be written as ARPA: its probabilities do not back off to shorter \
+             histories (backoff form needs an interpolated or backoff estimator such as \
+             modified_kneser_ney, kneser_ney, witten_bell or absolute_discounting)",
+            article(&model.smoothing),
+            model.smoothing
+        )));
+    }
+    if !model.normalized || model.missing_weight != 0.0 {
+        return Err(Error::invalid(format!(
+            "{} {} model gives scores, not probabilities: an ARPA file of it would be read as a \
+             probability model by other tools, so fastppl refuses to write one",
+            article(&model.smoothing),
+            model.smoothing
+        )));
+    }
+    if !model.bos_eos {
+        return Err(Error::invalid(
+            "ARPA models score sentences as <s> ... </s>; this model was fitted with \
+             bos_eos=False, so an ARPA file of it would be scored differently",
+        ));
+    }
+    Ok(())
+}
+
+/// The number of n-grams of each order, unigrams first (the header's counts).
+fn ngram_counts(model: &Model) -> Vec<u64> {
+    std::iter::once(model.vocab.len())
+        .chain(model.higher.iter().map(|t| t.table.len()))
+        .map(|n| n as u64)
+        .collect()
+}
+
+/// Appends the words of order `m`'s entry `entry`, separated by spaces.
+fn push_words(model: &Model, m: usize, entry: u32, out: &mut Vec<u8>) {
+    if m == 1 {
+        out.extend_from_slice(model.vocab.word(entry).as_bytes());
+    } else {
+        let key = model.higher[m - 2].table.key(entry);
+        push_words(model, m - 1, key_prefix(key), out);
+        out.push(b' ');
+        out.extend_from_slice(model.vocab.word(key_word(key)).as_bytes());
+    }
+}
+
+/// Writes every section of `model`, each order in lexicographic order of word ids, so that equal
+/// models give equal files.
+fn write_sections<W: Write>(model: &Model, w: &mut ArpaWriter<W>) -> io::Result<()> {
+    w.section(1)?;
+    for id in 0..model.vocab.len() as u32 {
+        let (ln_p, ln_weight) = (
+            model.unigram_logp[id as usize],
+            model.unigram_weight[id as usize],
+        );
+        w.unigram(id, model.vocab.word(id), ln_p, ln_weight)?;
+    }
+    // rank[e]: the position of entry e of the order below in lexicographic order
+    let mut rank: Vec<u32> = (0..model.vocab.len() as u32).collect();
+    for m in 2..=model.order {
+        let table = &model.higher[m - 2];
+        w.section(m)?;
+        let mut sorted: Vec<(u32, u32, u32)> = table
+            .table
+            .iter()
+            .map(|(g, key, _)| (rank[key_prefix(key) as usize], key_word(key), g))
+            .collect();
+        sorted.sort_unstable();
+        let mut next_rank = vec![0u32; table.table.capacity()];
+        for (r, &(_, _, g)) in sorted.iter().enumerate() {
+            next_rank[g as usize] = r as u32;
+        }
+        rank = next_rank;
+        for batch in sorted.chunks(BATCH) {
+            w.ngrams(
+                batch,
+                1,
+                |row| {
+                    let entry = table.table.entry(row[0].2);
+                    (entry.logp, entry.weight)
+                },
+                |row, text| push_words(model, m, row[0].2, text),
+            )?;
+        }
+    }
+    Ok(())
+}
