@@ -17,8 +17,8 @@ __all__ = [
     "NGramModel",
     "__version__",
     "count_ngrams",
-    "estimate_arpa",
     "logits_target_logprobs",
+    "train_arpa",
 ]
 
 __version__: str
@@ -56,7 +56,7 @@ def logits_target_logprobs(
     half_format: str | None = None,
 ) -> npt.NDArray[np.float64]: ...
 def count_ngrams(corpus: Corpus, order: int, bos_eos: bool = True) -> list[int]: ...
-def estimate_arpa(
+def train_arpa(
     corpus: Corpus,
     path: str | os.PathLike[str],
     order: int,
