@@ -91,7 +91,10 @@ def test_kenlm_query_parity(name: str, test_corpus: Corpus) -> None:
     assert skipped.perplexity == pytest.approx(summary["Perplexity excluding OOVs"], rel=1e-6)
 
     ref = np.array(
-        [float(line.split()[1]) for line in (DATA / f"{name}.query-sentences.txt").open()]
+        [
+            float(line.split()[1])
+            for line in (DATA / f"{name}.query-sentences.txt").read_text().splitlines()
+        ]
     )
     ours = np.asarray(result.sentence_log_probs) / LN10
     assert ours.shape == ref.shape == (3404,)
