@@ -18,9 +18,9 @@ __all__ = [
     "PunktModel",
     "__version__",
     "count_ngrams",
-    "estimate_arpa",
     "logits_target_logprobs",
     "nltk_word_tokenize",
+    "train_arpa",
 ]
 
 __version__: str
@@ -67,7 +67,7 @@ def logits_target_logprobs(
     half_format: str | None = None,
 ) -> npt.NDArray[np.float64]: ...
 def count_ngrams(corpus: Corpus, order: int, bos_eos: bool = True) -> list[int]: ...
-def estimate_arpa(
+def train_arpa(
     corpus: Corpus,
     path: str | os.PathLike[str],
     order: int,

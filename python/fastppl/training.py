@@ -143,7 +143,7 @@ def train_arpa(
             "train_arpa needs order >= 2 (a unigram model is small: use NGramModel.fit)"
         )
     directory = tempfile.gettempdir() if temp_dir is None else os.fspath(temp_dir)
-    counts, runs, spilled = _core.estimate_arpa(
+    counts, runs, spilled = _core.train_arpa(
         corpus._inner,
         os.fspath(path),
         smoothing=smoothing,

@@ -23,7 +23,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<nltk::PyPunktModel>()?;
     m.add_function(wrap_pyfunction!(nltk::nltk_word_tokenize, m)?)?;
     m.add_function(wrap_pyfunction!(model::count_ngrams, m)?)?;
-    m.add_function(wrap_pyfunction!(model::estimate_arpa, m)?)?;
+    m.add_function(wrap_pyfunction!(model::train_arpa, m)?)?;
     m.add("MIN_MEMORY", crate::estimate::budgeted::MIN_MEMORY)?;
     metrics::register(m)?;
     Ok(())

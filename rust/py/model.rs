@@ -75,12 +75,12 @@ pub fn count_ngrams(
     .map_err(to_pyerr)
 }
 
-/// Estimates a model within a memory budget and writes it as ARPA (see `external.rs`); returns
+/// Estimates a model within a memory budget and writes it as ARPA (see `estimate::budgeted`); returns
 /// (n-grams per order, sorted runs written, bytes spilled). Releases the GIL.
 #[pyfunction]
 #[pyo3(signature = (corpus, path, order, smoothing, memory, temp_dir, k=None, discount=None, alpha=None, discount_fallback=false, prune=Vec::new()))]
 #[allow(clippy::too_many_arguments)]
-pub fn estimate_arpa(
+pub fn train_arpa(
     py: Python<'_>,
     corpus: &PyCorpus,
     path: std::path::PathBuf,
@@ -100,9 +100,7 @@ pub fn estimate_arpa(
     let s = py
         .detach(|| {
             corpus.with(|c| {
-                crate::estimate::budgeted::estimate_to_arpa(
-                    c, order, smoothing, &pruning, &budget, &path,
-                )
+                crate::estimate::budgeted::train_arpa(c, order, smoothing, &pruning, &budget, &path)
             })
         })
         .map_err(to_pyerr)?;

@@ -90,7 +90,10 @@ def test_kenlm_query_parity(name: str, test_corpus: Corpus, arpa_dir: Path) -> N
     assert skipped.perplexity == pytest.approx(summary["Perplexity excluding OOVs"], rel=1e-6)
 
     ref = np.array(
-        [float(line.split()[1]) for line in (arpa_dir / f"{name}.query-sentences.txt").open()]
+        [
+            float(line.split()[1])
+            for line in (arpa_dir / f"{name}.query-sentences.txt").read_text().splitlines()
+        ]
     )
     ours = np.asarray(result.sentence_log_probs) / LN10
     assert ours.shape == ref.shape == (3404,)

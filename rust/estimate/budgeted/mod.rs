@@ -78,7 +78,7 @@ pub struct Summary {
 
 /// Estimates a model of `order` on `corpus` with `smoothing` (an interpolated estimator) within
 /// `budget` and writes it as ARPA to `path` (compressed by its extension).
-pub fn estimate_to_arpa(
+pub fn train_arpa(
     corpus: &Corpus,
     order: usize,
     smoothing: Smoothing,
@@ -129,7 +129,7 @@ pub fn estimate_to_arpa(
             "cannot fit a model on a corpus with no token".into(),
         ));
     }
-    estimate_unchecked(corpus, order, smoothing, pruning, budget, path)
+    train_arpa_unchecked(corpus, order, smoothing, pruning, budget, path)
 }
 
 /// What stays in memory besides the sort buffers, so that the budget covers it (as lmplz's `-S`
@@ -144,8 +144,8 @@ fn resident_bytes(corpus: &Corpus) -> usize {
     corpus.num_tokens() * 4 + corpus.num_sentences() * 8 + vocab.len() * per_word + 2 * words
 }
 
-/// [`estimate_to_arpa`] without the argument checks (tests use tiny budgets to force many runs).
-fn estimate_unchecked(
+/// [`train_arpa`] without the argument checks (tests use tiny budgets to force many runs).
+fn train_arpa_unchecked(
     corpus: &Corpus,
     order: usize,
     smoothing: Smoothing,
@@ -731,7 +731,7 @@ mod tests {
                     temp_dir: std::env::temp_dir(),
                 };
                 let summary =
-                    estimate_unchecked(&c, order, smoothing, &pruning, &budget, &path).unwrap();
+                    train_arpa_unchecked(&c, order, smoothing, &pruning, &budget, &path).unwrap();
                 let written = std::fs::read(&path).unwrap();
                 let expected = in_memory_arpa(&c, order, smoothing, &pruning);
                 assert_eq!(
@@ -762,8 +762,7 @@ mod tests {
                 memory: if small { 1 << 20 } else { budget.memory },
                 ..budget.clone()
             };
-            let err =
-                estimate_to_arpa(&c, order, smoothing, &Pruning::none(), &b, &out).unwrap_err();
+            let err = train_arpa(&c, order, smoothing, &Pruning::none(), &b, &out).unwrap_err();
             assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
         }
         assert!(!out.exists());
@@ -772,7 +771,7 @@ mod tests {
         big.push_whitespace_text(&"a b c d e f\n".repeat(500_000), SentenceMode::Lines)
             .unwrap();
         big.finish();
-        let err = estimate_to_arpa(
+        let err = train_arpa(
             &big,
             3,
             Smoothing::WittenBell,

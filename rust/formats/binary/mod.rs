@@ -508,6 +508,69 @@ fn parse_rest<'a>(map: &'a Arc<Mmap>, mut c: Cursor<'a>, verify: bool) -> Result
         ));
     }
     c.bytes = &bytes[..header_len];
+    let h = parse_header(&mut c)?;
+    let rows = parse_section_table(&mut c, h.nsections, header_len, bytes.len())?;
+    check_padding(bytes, &rows, header_len, verify, p)?;
+    let (vocab_len, has_counts) = (h.vocab_len, h.has_counts);
+    let vocab = parse_vocab(bytes, &rows, vocab_len, p)?;
+
+    // unigrams (copied: O(V), small next to the tables)
+    check_count(&rows[2], vocab_len, "the unigram probabilities", p)?;
+    check_count(&rows[3], vocab_len, "the unigram weights", p)?;
+    let unigram_logp: Vec<f64> = bytemuck::pod_collect_to_vec(section(bytes, &rows[2]));
+    let unigram_weight: Vec<f64> = bytemuck::pod_collect_to_vec(section(bytes, &rows[3]));
+    check_count(
+        &rows[4],
+        if has_counts { vocab_len } else { 0 },
+        "the unigram counts",
+        p,
+    )?;
+    let unigram_counts: Vec<u32> = bytemuck::pod_collect_to_vec(section(bytes, &rows[4]));
+
+    let higher = parse_higher(map, &rows, &h, verify, p)?;
+    let Header {
+        order,
+        bos_eos,
+        fallback,
+        normalized,
+        missing_weight,
+        smoothing,
+        discounts,
+        ..
+    } = h;
+    Ok(Model {
+        order,
+        bos_eos,
+        vocab,
+        unigram_logp,
+        unigram_weight,
+        unigram_counts,
+        higher,
+        fallback,
+        missing_weight,
+        normalized,
+        smoothing,
+        discounts,
+    })
+}
+
+/// The header fields after the header length: order, flags, vocabulary size, smoothing name and
+/// discounts (offsets 40 to the section table), each checked.
+struct Header {
+    order: usize,
+    nsections: usize,
+    bos_eos: bool,
+    fallback: Fallback,
+    normalized: bool,
+    has_counts: bool,
+    missing_weight: f64,
+    vocab_len: usize,
+    smoothing: String,
+    discounts: Vec<[f64; 3]>,
+}
+
+fn parse_header(c: &mut Cursor<'_>) -> Result<Header> {
+    let p = c.path;
     let order = c.u32()? as usize;
     if order == 0 || order > MAX_ORDER {
         return Err(format_err(
@@ -561,6 +624,29 @@ fn parse_rest<'a>(map: &'a Arc<Mmap>, mut c: Cursor<'a>, verify: bool) -> Result
     for _ in 0..ndiscounts {
         discounts.push([c.f64()?, c.f64()?, c.f64()?]);
     }
+    Ok(Header {
+        order,
+        nsections,
+        bos_eos,
+        fallback,
+        normalized,
+        has_counts,
+        missing_weight,
+        vocab_len,
+        smoothing,
+        discounts,
+    })
+}
+
+/// The section table: one row per section, each of the kind and order its position requires,
+/// aligned, in bounds, after the one before, and of a whole number of elements.
+fn parse_section_table(
+    c: &mut Cursor<'_>,
+    nsections: usize,
+    header_len: usize,
+    file_len: usize,
+) -> Result<Vec<Row>> {
+    let p = c.path;
     let mut rows = Vec::with_capacity(nsections);
     let mut prev_end = header_len;
     for i in 0..nsections {
@@ -595,15 +681,13 @@ fn parse_rest<'a>(map: &'a Arc<Mmap>, mut c: Cursor<'a>, verify: bool) -> Result
             ));
         }
         let end = row.offset.checked_add(row.bytes);
-        if row.offset < prev_end || end.is_none_or(|e| e > bytes.len()) {
+        if row.offset < prev_end || end.is_none_or(|e| e > file_len) {
             return Err(format_err(
                 p,
                 format!(
                     "section {i} ({} bytes at offset {}) is out of bounds or overlaps the one \
                      before (file of {} bytes)",
-                    row.bytes,
-                    row.offset,
-                    bytes.len()
+                    row.bytes, row.offset, file_len
                 ),
             ));
         }
@@ -628,10 +712,23 @@ fn parse_rest<'a>(map: &'a Arc<Mmap>, mut c: Cursor<'a>, verify: bool) -> Result
         }
         rows.push(row);
     }
+    Ok(rows)
+}
+
+/// Checks that the sections end the file and, with `verify`, that the padding between them is
+/// zero.
+fn check_padding(
+    bytes: &[u8],
+    rows: &[Row],
+    header_len: usize,
+    verify: bool,
+    p: &str,
+) -> Result<()> {
+    let prev_end = rows.last().map_or(header_len, |r| r.offset + r.bytes);
     if verify {
         // the padding is covered by the checksum; it must also be zero (nothing hides there)
         let mut start = header_len;
-        for r in &rows {
+        for r in rows {
             if bytes[start..r.offset].iter().any(|&b| b != 0) {
                 return Err(format_err(p, "nonzero padding between sections"));
             }
@@ -647,21 +744,32 @@ fn parse_rest<'a>(map: &'a Arc<Mmap>, mut c: Cursor<'a>, verify: bool) -> Result
             ),
         ));
     }
-    let section = |r: &Row| &bytes[r.offset..r.offset + r.bytes];
-    let count_of = |r: &Row, want: usize, what: &str| -> Result<()> {
-        if r.count != want {
-            return Err(format_err(
-                p,
-                format!("{what} has {} elements, expected {want}", r.count),
-            ));
-        }
-        Ok(())
-    };
+    Ok(())
+}
 
+/// The bytes of section `r` (in bounds: checked by [`parse_section_table`]).
+fn section<'b>(bytes: &'b [u8], r: &Row) -> &'b [u8] {
+    &bytes[r.offset..r.offset + r.bytes]
+}
+
+/// Checks that section `r`, described as `what`, holds `want` elements.
+fn check_count(r: &Row, want: usize, what: &str, p: &str) -> Result<()> {
+    if r.count != want {
+        return Err(format_err(
+            p,
+            format!("{what} has {} elements, expected {want}", r.count),
+        ));
+    }
+    Ok(())
+}
+
+/// The vocabulary from the word length and word byte sections: UTF-8, the reserved words first,
+/// no word twice.
+fn parse_vocab(bytes: &[u8], rows: &[Row], vocab_len: usize, p: &str) -> Result<Vocab> {
     // vocabulary
-    count_of(&rows[0], vocab_len, "the word length table")?;
-    let lengths: Vec<u32> = bytemuck::pod_collect_to_vec(section(&rows[0]));
-    let words = section(&rows[1]);
+    check_count(&rows[0], vocab_len, "the word length table", p)?;
+    let lengths: Vec<u32> = bytemuck::pod_collect_to_vec(section(bytes, &rows[0]));
+    let words = section(bytes, &rows[1]);
     let total: u64 = lengths.iter().map(|&l| u64::from(l)).sum();
     if total != words.len() as u64 {
         return Err(format_err(
@@ -703,18 +811,18 @@ fn parse_rest<'a>(map: &'a Arc<Mmap>, mut c: Cursor<'a>, verify: bool) -> Result
         }
     }
 
-    // unigrams (copied: O(V), small next to the tables)
-    count_of(&rows[2], vocab_len, "the unigram probabilities")?;
-    count_of(&rows[3], vocab_len, "the unigram weights")?;
-    let unigram_logp: Vec<f64> = bytemuck::pod_collect_to_vec(section(&rows[2]));
-    let unigram_weight: Vec<f64> = bytemuck::pod_collect_to_vec(section(&rows[3]));
-    count_of(
-        &rows[4],
-        if has_counts { vocab_len } else { 0 },
-        "the unigram counts",
-    )?;
-    let unigram_counts: Vec<u32> = bytemuck::pod_collect_to_vec(section(&rows[4]));
+    Ok(vocab)
+}
 
+/// The tables of orders 2..=N: views into the map, each checked slot by slot with `verify`.
+fn parse_higher(
+    map: &Arc<Mmap>,
+    rows: &[Row],
+    h: &Header,
+    verify: bool,
+    p: &str,
+) -> Result<Vec<OrderTable>> {
+    let (order, vocab_len, has_counts) = (h.order, h.vocab_len, h.has_counts);
     // higher orders: the slot tables are views into the map
     let mut higher: Vec<OrderTable> = Vec::with_capacity(order - 1);
     for m in 2..=order {
@@ -731,10 +839,11 @@ fn parse_rest<'a>(map: &'a Arc<Mmap>, mut c: Cursor<'a>, verify: bool) -> Result
                 ),
             ));
         }
-        count_of(
+        check_count(
             counts_row,
             if has_counts { capacity } else { 0 },
             &format!("the order-{m} counts"),
+            p,
         )?;
         let view = MappedSlice::<Slot>::new(Arc::clone(map), slots_row.offset, slots_row.bytes)
             .ok_or_else(|| format_err(p, format!("order {m}: slot table cannot be viewed")))?;
@@ -749,24 +858,11 @@ fn parse_rest<'a>(map: &'a Arc<Mmap>, mut c: Cursor<'a>, verify: bool) -> Result
         }
         higher.push(OrderTable {
             table,
-            counts: bytemuck::pod_collect_to_vec(section(counts_row)),
+            counts: bytemuck::pod_collect_to_vec(section(map, counts_row)),
         });
     }
 
-    Ok(Model {
-        order,
-        bos_eos,
-        vocab,
-        unigram_logp,
-        unigram_weight,
-        unigram_counts,
-        higher,
-        fallback,
-        missing_weight,
-        normalized,
-        smoothing,
-        discounts,
-    })
+    Ok(higher)
 }
 
 /// Checks every occupied slot: its word is an id, its prefix an occupied entry of the order
