@@ -41,6 +41,7 @@ pub mod binary;
 pub mod compressed;
 pub mod corpus;
 pub mod counts;
+pub mod distributed;
 pub mod error;
 pub mod estimate;
 pub mod external;
