@@ -10,6 +10,7 @@ from fastppl import errors
 from fastppl.errors import (
     CorpusDecodeError,
     CorpusFileNotFoundError,
+    DistributedTaskError,
     EmptyCorpusError,
     FastpplError,
     FastpplWarning,
@@ -34,6 +35,7 @@ HIERARCHY = [
     (OutOfVocabularyError, (FastpplError, KeyError)),
     (ModelFormatError, (FastpplError, ValueError)),
     (NotNormalizedError, (FastpplError, ValueError)),
+    (DistributedTaskError, (FastpplError, RuntimeError)),
     (FastpplWarning, (UserWarning,)),
     (ZeroProbabilityWarning, (FastpplWarning,)),
     (PunktMissingWarning, (FastpplWarning,)),

@@ -23,6 +23,7 @@ from os import PathLike
 __all__ = [
     "CorpusDecodeError",
     "CorpusFileNotFoundError",
+    "DistributedTaskError",
     "EmptyCorpusError",
     "FastpplError",
     "FastpplWarning",
@@ -209,6 +210,15 @@ class NotNormalizedError(FastpplError, ValueError):
 
     Raised by ``evaluate()``/``perplexity()`` on a ``stupid_backoff`` model (its scores do not
     sum to 1) unless ``allow_unnormalized=True`` is passed.
+    """
+
+
+class DistributedTaskError(FastpplError, RuntimeError):
+    """A task of a distributed job (``fastppl.ray``) failed for good.
+
+    Raised when a worker died more often than the task's retries allow, or a task failed with
+    an error that is not fastppl's (fastppl's own errors, such as a missing input file, are
+    raised as they are). The message names the task; no output file is left behind.
     """
 
 

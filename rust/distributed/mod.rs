@@ -28,10 +28,31 @@ use std::path::{Path, PathBuf};
 
 use crate::corpus::Corpus;
 use crate::error::{Error, Result};
-use crate::estimate::{Pruning, Smoothing};
+use crate::estimate::{check_pruning, Pruning, Smoothing};
 use crate::external::{adjust, highest_ngrams, write_adjusted, Adjusted};
 use crate::spill::{KeyOrder, Layout, RecordStream, Sorter, WorkDir};
 use crate::vocab::{Vocab, RESERVED};
+
+/// Checks what the tasks will be asked to estimate, before any runs: an interpolated estimator
+/// (the ARPA form), order 2..=`MAX_ORDER`, valid parameters and pruning.
+pub fn check_estimator(order: usize, smoothing: &Smoothing, pruning: &Pruning) -> Result<()> {
+    smoothing.validate()?;
+    check_pruning(smoothing, pruning)?;
+    if !smoothing.is_interpolated() {
+        return Err(Error::invalid(format!(
+            "distributed estimation writes ARPA, which needs an interpolated estimator \
+             (modified_kneser_ney, kneser_ney, witten_bell, absolute_discounting); got {}",
+            smoothing.name()
+        )));
+    }
+    if !(2..=crate::counts::MAX_ORDER).contains(&order) {
+        return Err(Error::invalid(format!(
+            "order must be in 2..={} for distributed estimation, got {order}",
+            crate::counts::MAX_ORDER
+        )));
+    }
+    Ok(())
+}
 
 /// A shard's vocabulary file (step 1).
 pub fn shard_vocab_path(job: &Path, shard: usize) -> PathBuf {

@@ -29,7 +29,7 @@ pub const SMOOTHINGS: [&str; 9] = [
 ];
 
 /// Parses an estimator name and its parameters (defaults: k=1, discount=0.75, alpha=0.4).
-fn parse_smoothing(
+pub(super) fn parse_smoothing(
     name: &str,
     k: Option<f64>,
     discount: Option<f64>,
