@@ -73,7 +73,6 @@ def estimate_arpa(
     discount_fallback: bool = False,
     prune: list[int] = ...,
 ) -> tuple[list[int], int, int]: ...
-
 def distributed_check(
     order: int,
     smoothing: str,

@@ -135,6 +135,15 @@ def _write_task(
     )
 
 
+def _with_threads(options: dict[str, Any]) -> dict[str, Any]:
+    """Ray task or actor options that also cap the Rust thread pool of its worker at the CPUs
+    it reserves (``num_cpus``), so that tasks side by side do not oversubscribe a node."""
+    runtime_env = dict(options.get("runtime_env") or {})
+    env_vars = {"RAYON_NUM_THREADS": str(max(1, int(options.get("num_cpus", 1))))}
+    runtime_env["env_vars"] = {**env_vars, **runtime_env.get("env_vars", {})}
+    return {**options, "runtime_env": runtime_env}
+
+
 def _gather(refs: list[Any], stage: str) -> list[Any]:
     """The results of `refs`; a failed task raises its fastppl error as it is, anything else
     as one `DistributedTaskError` naming the stage. On failure the other tasks are cancelled
@@ -209,8 +218,9 @@ def train(
         prune: pruning thresholds per order, as in `NGramModel.fit`.
         tokenizer, sentences, lowercase, skip_line_prefixes, encoding, errors, language:
             how each file is read, as in `Corpus.from_file`.
-        ray_options: options for every task (``.options(**ray_options)``), e.g. ``resources``
-            or ``runtime_env``.
+        ray_options: options for every task (``.options(**ray_options)``), e.g. ``num_cpus``
+            (default 1; each task's Rust threads are capped to it), ``resources`` or
+            ``runtime_env``.
         **params: the estimator's parameters.
 
     Returns:
@@ -260,7 +270,7 @@ def train(
     partial = os.path.join(
         os.path.dirname(output), f".partial-{uuid.uuid4().hex}-" + os.path.basename(output)
     )
-    options = ray_options or {}
+    options = _with_threads({"num_cpus": 1, **(ray_options or {})})
 
     def run(task: Any, *calls: tuple[Any, ...]) -> list[Any]:
         return [task.options(**options).remote(*call) for call in calls]
@@ -355,6 +365,7 @@ def score(
     skip_line_prefixes: Sequence[str] = (),
     language: str = "english",
     concurrency: int = 2,
+    num_cpus: int = 1,
     batch_size: int = 1024,
     columns: tuple[str, str, str] = ("perplexity", "log_prob", "num_tokens"),
 ) -> ray.data.Dataset:
@@ -375,6 +386,7 @@ def score(
         tokenizer, sentences, lowercase, skip_line_prefixes, language: as in
             `Corpus.from_text`.
         concurrency: scoring actors.
+        num_cpus: CPUs each actor reserves, and the threads it scores with.
         batch_size: documents per batch.
         columns: names of the columns added: perplexity, log-probability (natural log), tokens.
 
@@ -409,4 +421,5 @@ def score(
         batch_size=batch_size,
         batch_format="numpy",
         compute=ray.data.ActorPoolStrategy(size=concurrency),
+        **_with_threads({"num_cpus": num_cpus}),
     )
