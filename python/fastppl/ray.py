@@ -33,6 +33,7 @@ from fastppl.model import ARPA_SMOOTHINGS, NGramModel, fit_arguments
 from fastppl.training import parse_memory
 
 try:
+    import pyarrow as pa
     import ray
 except ImportError as err:  # pragma: no cover - exercised without the extra only
     raise ImportError("fastppl.ray needs Ray: pip install 'fastppl[ray]'") from err
@@ -327,30 +328,28 @@ class _Scorer:
         self.model = NGramModel.load(model_path)
         self.column, self.oov, self.text_options, self.names = column, oov, text_options, names
 
-    def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        if self.column not in batch:
+    def __call__(self, batch: pa.Table) -> pa.Table:
+        if self.column not in batch.column_names:
             raise InvalidArgumentError(
-                f"the dataset has no column {self.column!r} (columns: {', '.join(batch)})"
+                f"the dataset has no column {self.column!r} "
+                f"(columns: {', '.join(batch.column_names)})"
             )
-        corpus = Corpus.from_texts([str(t) for t in batch[self.column]], **self.text_options)
-        perplexity, log_prob, num_tokens = self.names
+        texts = batch.column(self.column).to_pylist()
+        corpus = Corpus.from_texts(texts, **self.text_options)
         try:
             result = self.model.evaluate(corpus, self.oov)
+            columns = (
+                result.document_perplexities,
+                result.document_log_probs,
+                result.document_num_tokens,
+            )
         except EmptyCorpusError:
             # no document of the batch has a counted token: what evaluate gives each of them
-            n = corpus.num_documents
-            return {
-                **batch,
-                perplexity: np.full(n, np.nan),
-                log_prob: np.zeros(n),
-                num_tokens: np.zeros(n, dtype=np.int64),
-            }
-        return {
-            **batch,
-            perplexity: result.document_perplexities,
-            log_prob: result.document_log_probs,
-            num_tokens: result.document_num_tokens,
-        }
+            n = len(texts)
+            columns = (np.full(n, np.nan), np.zeros(n), np.zeros(n, dtype=np.int64))
+        for name, values in zip(self.names, columns, strict=True):
+            batch = batch.append_column(name, pa.array(values))
+        return batch
 
 
 def score(
@@ -419,7 +418,7 @@ def score(
         _Scorer,
         fn_constructor_args=(os.fspath(model_path), text_column, oov, text_options, columns),
         batch_size=batch_size,
-        batch_format="numpy",
+        batch_format="pyarrow",
         compute=ray.data.ActorPoolStrategy(size=concurrency),
         **_with_threads({"num_cpus": num_cpus}),
     )
