@@ -46,10 +46,10 @@ shards, out, order, memory, temp, workers, partitions = json.loads(sys.argv[1])
 t0 = time.perf_counter()
 ray.init(num_cpus=workers, include_dashboard=False, logging_level="ERROR")
 t1 = time.perf_counter()
-fray.train(shards, out, order=order, partitions=partitions, memory=memory, work_dir=temp,
-           tokenizer="whitespace", sentences="lines")
+summary = fray.train(shards, out, order=order, partitions=partitions, memory=memory,
+                     work_dir=temp, tokenizer="whitespace", sentences="lines")
 t2 = time.perf_counter()
-print(json.dumps({"seconds": t2 - t1, "init_seconds": t1 - t0}))
+print(json.dumps({"seconds": t2 - t1, "init_seconds": t1 - t0, "passes": summary.seconds}))
 """
 
 SCORE = """
@@ -176,6 +176,8 @@ def main() -> None:
                 f"  ray, {w} worker(s): {t:.1f} s ({t / base:.2f}x single; ray.init "
                 f"{med(f'ray-{w}', 'init_seconds'):.1f} s apart); byte-identical: {same}"
             )
+            passes = results[f"ray-{w}"][0]["passes"]
+            print("    passes: " + ", ".join(f"{k} {v:.1f} s" for k, v in passes.items()))
         print(f"  scaling 1 -> 2 workers: {med('ray-1') / med('ray-2'):.2f}x")
     for a in (1, 2):
         tps = statistics.median(r["tokens"] / r["seconds"] for r in results[f"score-{a}"])

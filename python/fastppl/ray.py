@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 import uuid
 from collections.abc import Sequence
 from typing import Any, NamedTuple
@@ -58,6 +59,9 @@ class DistributedSummary(NamedTuple):
     """Input files, one count task each."""
     partitions: int
     """Hash partitions of the n-grams, one adjust task each."""
+    seconds: dict[str, float]
+    """Wall-clock seconds of each pass (``vocabulary``, ``vocabulary merge``, ``count``,
+    ``adjust``, ``write``), from submitting its tasks to their last result."""
 
 
 def _crash_if_asked(stage: str, index: int) -> None:
@@ -273,45 +277,42 @@ def train(
     )
     options = _with_threads({"num_cpus": 1, **(ray_options or {})})
 
-    def run(task: Any, *calls: tuple[Any, ...]) -> list[Any]:
-        return [task.options(**options).remote(*call) for call in calls]
+    seconds: dict[str, float] = {}
+
+    def run(stage: str, task: Any, *calls: tuple[Any, ...]) -> list[Any]:
+        start = time.perf_counter()
+        results = _gather([task.options(**options).remote(*call) for call in calls], stage)
+        seconds[stage] = time.perf_counter() - start
+        return results
 
     os.makedirs(job)
     try:
         shards = range(len(paths))
-        _gather(
-            run(_vocab_task, *[(p, job, i, text_options) for i, p in enumerate(paths)]),
-            "vocabulary",
-        )
-        _gather(run(_merge_vocab_task, (job, len(paths))), "vocabulary merge")
-        _gather(
-            run(
-                _count_task,
-                *[(paths[i], job, i, partitions, task_memory, text_options, args) for i in shards],
-            ),
+        run("vocabulary", _vocab_task, *[(p, job, i, text_options) for i, p in enumerate(paths)])
+        run("vocabulary merge", _merge_vocab_task, (job, len(paths)))
+        run(
             "count",
+            _count_task,
+            *[(paths[i], job, i, partitions, task_memory, text_options, args) for i in shards],
         )
-        summaries = _gather(
-            run(
-                _adjust_task,
-                *[(job, p, len(paths), smoothing, task_memory, args) for p in range(partitions)],
-            ),
+        summaries = run(
             "adjust",
+            _adjust_task,
+            *[(job, p, len(paths), smoothing, task_memory, args) for p in range(partitions)],
         )
         coc = np.sum([s[0] for s in summaries], axis=0, dtype=np.uint64).tolist()
         counts = np.sum([s[1] for s in summaries], axis=0, dtype=np.uint64).tolist()
-        (ngram_counts,) = _gather(
-            run(
-                _write_task, (job, partitions, smoothing, (coc, counts), partial, task_memory, args)
-            ),
+        (ngram_counts,) = run(
             "write",
+            _write_task,
+            (job, partitions, smoothing, (coc, counts), partial, task_memory, args),
         )
         os.replace(partial, output)
     finally:
         shutil.rmtree(job, ignore_errors=True)
         if os.path.exists(partial):
             os.remove(partial)
-    return DistributedSummary(ngram_counts, len(paths), partitions)
+    return DistributedSummary(ngram_counts, len(paths), partitions, seconds)
 
 
 class _Scorer:
