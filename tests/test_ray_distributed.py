@@ -228,3 +228,41 @@ def test_doctests(cluster):
 def test_import_fastppl_does_not_import_ray():
     code = "import sys, fastppl, fastppl.cli; assert 'ray' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True, env={**os.environ})
+
+
+@pytest.mark.skipif(not Path("/proc/self/smaps").exists(), reason="needs Linux /proc smaps")
+def test_scoring_actors_share_the_model_mapping(cluster, shards, tmp_path):
+    import pyarrow as pa
+
+    _, whole = shards
+    path = tmp_path / "model.fppl"
+    NGramModel.fit(Corpus.from_file(whole, **TEXT), order=3).save(path)
+
+    @ray.remote(num_cpus=1)
+    class Probe:
+        def __init__(self) -> None:
+            self.scorer = fray._Scorer(
+                str(path), "text", "unk", TEXT, ("perplexity", "log_prob", "num_tokens")
+            )
+
+        def run(self) -> dict[str, int]:
+            """Rss and Shared_Clean (KiB) of this actor's mappings of the model file."""
+            self.scorer(pa.table({"text": ["a b c", "the end"]}))
+            totals = {"Rss": 0, "Shared_Clean": 0}
+            inside = False
+            with open("/proc/self/smaps", encoding="utf-8") as f:
+                for line in f:
+                    fields = line.split()
+                    if "-" in fields[0] and len(fields) >= 5:  # a mapping's header line
+                        inside = len(fields) >= 6 and fields[-1] == str(path)
+                    elif inside and fields[0].rstrip(":") in totals:
+                        totals[fields[0].rstrip(":")] += int(fields[1])
+            return totals
+
+    actors = [Probe.remote(), Probe.remote()]
+    results = ray.get([a.run.remote() for a in actors])
+    size_kib = path.stat().st_size // 1024
+    for r in results:
+        # loading verified the checksum, so every page is resident, and shared by both actors
+        assert r["Rss"] >= size_kib // 2, r
+        assert r["Shared_Clean"] >= size_kib // 2, r
