@@ -245,9 +245,11 @@ def test_scoring_actors_share_the_model_mapping(cluster, shards, tmp_path):
                 str(path), "text", "unk", TEXT, ("perplexity", "log_prob", "num_tokens")
             )
 
-        def run(self) -> dict[str, int]:
-            """Rss and Shared_Clean (KiB) of this actor's mappings of the model file."""
+        def score(self) -> None:
             self.scorer(pa.table({"text": ["a b c", "the end"]}))
+
+        def mapped(self) -> dict[str, int]:
+            """Rss and Shared_Clean (KiB) of this actor's mappings of the model file."""
             totals = {"Rss": 0, "Shared_Clean": 0}
             inside = False
             with open("/proc/self/smaps", encoding="utf-8") as f:
@@ -260,7 +262,9 @@ def test_scoring_actors_share_the_model_mapping(cluster, shards, tmp_path):
             return totals
 
     actors = [Probe.remote(), Probe.remote()]
-    results = ray.get([a.run.remote() for a in actors])
+    # both have mapped the model and scored with it before either looks
+    ray.get([a.score.remote() for a in actors])
+    results = ray.get([a.mapped.remote() for a in actors])
     size_kib = path.stat().st_size // 1024
     for r in results:
         # loading verified the checksum, so every page is resident, and shared by both actors
