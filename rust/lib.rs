@@ -60,6 +60,7 @@
 //! Errors are values ([`error::Error`]); nothing here panics on user input.
 
 pub mod corpus;
+pub mod distributed;
 pub mod error;
 pub mod estimate;
 pub mod formats;
@@ -75,8 +76,17 @@ mod tests {
 
     /// The top-level modules from the bottom up: a module may use those before it, never those
     /// after it (`metrics` stands apart and uses none of the others).
-    const LAYERS: [&str; 9] = [
-        "error", "util", "metrics", "corpus", "ngram", "model", "formats", "estimate", "py",
+    const LAYERS: [&str; 10] = [
+        "error",
+        "util",
+        "metrics",
+        "corpus",
+        "ngram",
+        "model",
+        "formats",
+        "estimate",
+        "distributed",
+        "py",
     ];
 
     fn layer(module: &str) -> usize {

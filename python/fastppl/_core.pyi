@@ -18,6 +18,12 @@ __all__ = [
     "PunktModel",
     "__version__",
     "count_ngrams",
+    "distributed_adjust",
+    "distributed_check",
+    "distributed_count",
+    "distributed_merge_vocab",
+    "distributed_shard_vocab",
+    "distributed_write_arpa",
     "logits_target_logprobs",
     "nltk_word_tokenize",
     "train_arpa",
@@ -80,6 +86,53 @@ def train_arpa(
     discount_fallback: bool = False,
     prune: list[int] = ...,
 ) -> tuple[list[int], int, int]: ...
+def distributed_check(
+    order: int,
+    smoothing: str,
+    k: float | None = None,
+    discount: float | None = None,
+    alpha: float | None = None,
+    discount_fallback: bool = False,
+    prune: list[int] = ...,
+) -> None: ...
+def distributed_shard_vocab(corpus: Corpus, job: str | os.PathLike[str], shard: int) -> None: ...
+def distributed_merge_vocab(job: str | os.PathLike[str], shards: int) -> int: ...
+def distributed_count(
+    corpus: Corpus,
+    job: str | os.PathLike[str],
+    shard: int,
+    order: int,
+    partitions: int,
+    memory: int,
+) -> None: ...
+def distributed_adjust(
+    job: str | os.PathLike[str],
+    partition: int,
+    shards: int,
+    order: int,
+    smoothing: str,
+    memory: int,
+    k: float | None = None,
+    discount: float | None = None,
+    alpha: float | None = None,
+    discount_fallback: bool = False,
+    prune: list[int] = ...,
+) -> tuple[list[list[int]], list[int]]: ...
+def distributed_write_arpa(
+    job: str | os.PathLike[str],
+    partitions: int,
+    order: int,
+    smoothing: str,
+    count_of_counts: list[list[int]],
+    ngram_counts: list[int],
+    path: str | os.PathLike[str],
+    memory: int,
+    k: float | None = None,
+    discount: float | None = None,
+    alpha: float | None = None,
+    discount_fallback: bool = False,
+    prune: list[int] = ...,
+) -> list[int]: ...
 
 @final
 class NGramModel:

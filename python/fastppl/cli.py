@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import glob
 import json
 import math
 import os
@@ -223,12 +224,75 @@ def _join_prune_values(argv: Sequence[str]) -> list[str]:
 
 
 # ---- subcommands ------------------------------------------------------------------------------
+def _estimator_params(args: argparse.Namespace) -> dict[str, float | bool]:
+    """The estimator's parameters given on the command line."""
+    params: dict[str, float | bool] = {}
+    if args.smoothing in ("absolute_discounting", "kneser_ney") and args.discount is not None:
+        params["discount"] = args.discount
+    if args.smoothing == "modified_kneser_ney":
+        params["discount_fallback"] = args.discount_fallback
+    return params
+
+
+def _ray_inputs(text: str | None) -> list[str]:
+    """The training files of `train --ray`: a directory's files or a glob's matches, sorted, or
+    one file."""
+    if text is None or text == "-":
+        raise InvalidArgumentError("train --ray reads files: name them (a directory or a glob)")
+    if os.path.isdir(text):
+        names = sorted(os.listdir(text))
+        return [os.path.join(text, n) for n in names if os.path.isfile(os.path.join(text, n))]
+    matches = sorted(glob.glob(text))
+    if not matches:
+        raise InvalidArgumentError(f"train --ray: no file matches {text!r}")
+    return matches
+
+
+def _train_ray(args: argparse.Namespace, params: dict[str, float | bool]) -> int:
+    """`train --ray`: the estimation as Ray tasks (fastppl.ray.train), ARPA output."""
+    if args.format == "binary" or args.output.lower().endswith(BINARY_SUFFIXES):
+        raise InvalidArgumentError("train --ray writes ARPA; convert it with NGramModel.save")
+    if args.min_count != 1 or args.limit_vocab_file is not None:
+        raise InvalidArgumentError("train --ray does not take --min-count or --limit-vocab-file")
+    import ray
+
+    from fastppl.ray import train as ray_train
+
+    inputs = _ray_inputs(args.text)
+    ray.init(address=args.ray or None, include_dashboard=False, ignore_reinit_error=True)
+    step = f"fitting order {args.order} on {len(inputs)} files with Ray, writing {args.output}"
+    with _step(step, args.quiet):
+        summary = ray_train(
+            inputs,
+            args.output,
+            order=args.order,
+            smoothing=args.smoothing,
+            partitions=args.partitions,
+            memory=args.memory or "1G",
+            work_dir=args.temp_dir,
+            prune=args.prune,
+            tokenizer=args.tokenizer,
+            sentences=args.sentences,
+            lowercase=args.lowercase,
+            skip_line_prefixes=tuple(args.skip_line_prefix),
+            encoding=args.encoding,
+            **params,
+        )
+    if not args.quiet:
+        counts = " ".join(f"{i}={n}" for i, n in enumerate(summary.ngram_counts, start=1))
+        print(f"n-grams (ARPA header) {counts}; wrote {args.output}", file=sys.stderr)
+    return 0
+
+
 def _train(args: argparse.Namespace) -> int:
     """Fits a model on a text and writes it as ARPA (compressed by the output's extension) or in
     fastppl's binary format (`--format binary`, or an output ending in .fppl/.fastppl)."""
     from fastppl.model import NGramModel
     from fastppl.training import train_arpa
 
+    params = _estimator_params(args)
+    if args.ray is not None:
+        return _train_ray(args, params)
     fmt = args.format
     if fmt is None:
         fmt = "binary" if args.output.lower().endswith(BINARY_SUFFIXES) else "arpa"
@@ -237,11 +301,6 @@ def _train(args: argparse.Namespace) -> int:
             f"{args.smoothing} models have no ARPA form (those of {', '.join(ARPA_SMOOTHINGS)} "
             "do); write it with --format binary or to a .fppl file"
         )
-    params = {}
-    if args.smoothing in ("absolute_discounting", "kneser_ney") and args.discount is not None:
-        params["discount"] = args.discount
-    if args.smoothing == "modified_kneser_ney":
-        params["discount_fallback"] = args.discount_fallback
     if args.temp_dir is not None and not os.path.isdir(args.temp_dir):
         raise InvalidArgumentError(
             f"-T/--temp-dir {args.temp_dir!r} is not an existing directory (create it first)"
@@ -490,6 +549,19 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="words not in PATH (whitespace-separated) become <unk> before counting (lmplz's "
         "--limit_vocab_file instead prunes the n-grams holding them)",
+    )
+    train.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        metavar="ADDRESS",
+        help="estimate with Ray tasks (extra fastppl[ray]) on the cluster at ADDRESS (default: "
+        "RAY_ADDRESS, a running local cluster, or a new one); TEXT is then a directory or a "
+        "quoted glob of files every worker can read, -S the memory of each task and -T the "
+        "job directory, which the workers must share; the ARPA file is the same as without",
+    )
+    train.add_argument(
+        "--partitions", type=int, help="with --ray: n-gram partitions (default: one per file)"
     )
     _add_text_options(train)
     train.set_defaults(run=_train)

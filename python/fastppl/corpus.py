@@ -124,6 +124,34 @@ class Corpus:
         return corpus
 
     @classmethod
+    def from_texts(
+        cls,
+        texts: Iterable[str],
+        tokenizer: Tokenizer = "nltk",
+        sentences: SentenceMode | None = None,
+        lowercase: bool = False,
+        skip_line_prefixes: Sequence[str] = (),
+        language: str = "english",
+    ) -> Corpus:
+        """One document per text; options as in :meth:`from_text`.
+
+        >>> Corpus.from_texts(["a b. c", "d"], tokenizer="whitespace").num_documents
+        2
+        """
+        corpus = cls(_core.Corpus())
+        for text in texts:
+            corpus._add_text(
+                text,
+                tokenizer=tokenizer,
+                sentences=sentences,
+                lowercase=lowercase,
+                skip_line_prefixes=skip_line_prefixes,
+                language=language,
+            )
+            corpus._inner.end_document()
+        return corpus
+
+    @classmethod
     def from_file(
         cls,
         path: str | os.PathLike[str],

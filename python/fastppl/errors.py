@@ -25,6 +25,7 @@ __all__ = [
     "CorpusDecodeError",
     "CorpusFileNotFoundError",
     "CountOverflowError",
+    "DistributedTaskError",
     "EmptyCorpusError",
     "FastpplError",
     "FastpplWarning",
@@ -268,6 +269,15 @@ class CountOverflowError(FastpplError, OverflowError):
     """A count outgrew its integer type (an n-gram seen more than 2^32 - 1 times).
 
     Raised while counting or estimating on a corpus too large for 32-bit n-gram counts.
+    """
+
+
+class DistributedTaskError(FastpplError, RuntimeError):
+    """A task of a distributed job (``fastppl.ray``) failed for good.
+
+    Raised when a worker died more often than the task's retries allow, or a task failed with
+    an error that is not fastppl's (fastppl's own errors, such as a missing input file, are
+    raised as they are). The message names the task; no output file is left behind.
     """
 
 

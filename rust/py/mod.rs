@@ -2,6 +2,7 @@
 //! the work runs with the GIL released, and core errors become `fastppl.errors` exceptions here.
 
 mod corpus;
+mod distributed;
 mod errors;
 mod metrics;
 mod model;
@@ -25,6 +26,12 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(model::count_ngrams, m)?)?;
     m.add_function(wrap_pyfunction!(model::train_arpa, m)?)?;
     m.add("MIN_MEMORY", crate::estimate::budgeted::MIN_MEMORY)?;
+    m.add_function(wrap_pyfunction!(distributed::distributed_check, m)?)?;
+    m.add_function(wrap_pyfunction!(distributed::distributed_shard_vocab, m)?)?;
+    m.add_function(wrap_pyfunction!(distributed::distributed_merge_vocab, m)?)?;
+    m.add_function(wrap_pyfunction!(distributed::distributed_count, m)?)?;
+    m.add_function(wrap_pyfunction!(distributed::distributed_adjust, m)?)?;
+    m.add_function(wrap_pyfunction!(distributed::distributed_write_arpa, m)?)?;
     metrics::register(m)?;
     Ok(())
 }

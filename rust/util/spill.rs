@@ -166,10 +166,12 @@ impl<'d> RecordWriter<'d> {
     }
 }
 
-/// Reads the records of a file written by [`RecordWriter`], and deletes the file when done.
+/// Reads the records of a file written by [`RecordWriter`], and deletes the file when done
+/// (unless opened by [`RecordStream::merge_files`], whose files belong to the caller).
 pub struct RecordReader {
     input: File,
     path: PathBuf,
+    remove: bool,
     width: usize,
     /// Records read ahead, whole ones only; `block[pos..len]` not handed out yet.
     block: Vec<u32>,
@@ -185,6 +187,7 @@ impl RecordReader {
         Ok(RecordReader {
             input,
             path,
+            remove: true,
             width: layout.width,
             block: vec![0; records * layout.width],
             pos: 0,
@@ -243,7 +246,9 @@ impl RecordReader {
 
 impl Drop for RecordReader {
     fn drop(&mut self) {
-        let _ = fs::remove_file(&self.path);
+        if self.remove {
+            let _ = fs::remove_file(&self.path);
+        }
     }
 }
 
@@ -500,6 +505,26 @@ impl RecordStream {
             heap,
             current: vec![0; layout.width],
         })
+    }
+
+    /// The merge of sorted files of records (each in `layout`'s order), read in blocks that
+    /// share `budget` bytes; the files are left in place (a retried task reads them again).
+    pub fn merge_files(
+        paths: &[PathBuf],
+        layout: Layout,
+        combine: bool,
+        budget: usize,
+    ) -> Result<Self> {
+        let buffer = (budget / (paths.len() + 1)).clamp(1 << 16, 1 << 22);
+        let readers = paths
+            .iter()
+            .map(|path| {
+                let mut reader = RecordReader::open(path.clone(), layout, buffer)?;
+                reader.remove = false;
+                Ok(reader)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        RecordStream::new(layout, combine, readers)
     }
 
     /// Moves the smallest head into `current` (or adds its count to it, `into_current` false)

@@ -164,27 +164,42 @@ fn train_arpa_unchecked(
         budget.memory,
         &dir,
     )?;
-    let counts = adjusted.ngram_counts.clone();
-    let mut out = ArpaFile::create(path, &counts)?;
-    let written = interpolate_and_write(
+    let counts = write_adjusted(
         adjusted,
         order,
         &smoothing,
         vocab,
         budget.memory,
         &dir,
-        &mut out,
-    )
-    .and_then(|()| out.close());
-    if written.is_err() && path.is_file() {
-        // never leave a truncated model behind
-        let _ = std::fs::remove_file(path);
-    }
-    written.map(|()| Summary {
+        path,
+    )?;
+    Ok(Summary {
         ngram_counts: counts,
         runs: dir.runs(),
         bytes_spilled: dir.bytes_written(),
     })
+}
+
+/// Steps 3 and 4: writes the model of the `adjusted` counts as ARPA to `path`, which is removed
+/// on failure; returns the n-grams per order, as the header states them.
+pub(crate) fn write_adjusted(
+    adjusted: Adjusted,
+    order: usize,
+    smoothing: &Smoothing,
+    vocab: &Vocab,
+    memory: usize,
+    dir: &WorkDir,
+    path: &Path,
+) -> Result<Vec<u64>> {
+    let counts = adjusted.ngram_counts.clone();
+    let mut out = ArpaFile::create(path, &counts)?;
+    let written = interpolate_and_write(adjusted, order, smoothing, vocab, memory, dir, &mut out)
+        .and_then(|()| out.close());
+    if written.is_err() && path.is_file() {
+        // never leave a truncated model behind
+        let _ = std::fs::remove_file(path);
+    }
+    written.map(|()| counts)
 }
 
 /// Step 1: every predicted token's longest n-gram (up to `order`), counted, in suffix order.
@@ -201,6 +216,19 @@ fn count_highest(
         dir,
         "counts",
     );
+    highest_ngrams(corpus, order, None, |record| sorter.push(record))?;
+    sorter.finish()
+}
+
+/// Hands `push` a record `[n-gram, 1]` for every predicted token's longest n-gram (up to
+/// `order`; shorter ones at sentence starts are left-padded with [`PAD`]), with token ids
+/// translated through `ids` if given (to another vocabulary's ids).
+pub(crate) fn highest_ngrams(
+    corpus: &Corpus,
+    order: usize,
+    ids: Option<&[u32]>,
+    mut push: impl FnMut(&[u32]) -> Result<()>,
+) -> Result<()> {
     let mut record = vec![PAD; order + 1];
     record[order] = 1;
     let mut sentence: Vec<u32> = Vec::new();
@@ -208,35 +236,38 @@ fn count_highest(
         // <s> ... </s>, padded here rather than in a copy of the whole corpus
         sentence.clear();
         sentence.push(BOS);
-        sentence.extend_from_slice(corpus.sentence(s));
+        match ids {
+            None => sentence.extend_from_slice(corpus.sentence(s)),
+            Some(ids) => sentence.extend(corpus.sentence(s).iter().map(|&w| ids[w as usize])),
+        }
         sentence.push(EOS);
         for end in 1..sentence.len() {
             let start = (end + 1).saturating_sub(order);
             let len = end + 1 - start;
             record[..order - len].fill(PAD);
             record[order - len..order].copy_from_slice(&sentence[start..=end]);
-            sorter.push(&record)?;
+            push(&record)?;
         }
     }
-    sorter.finish()
+    Ok(())
 }
 
 /// What step 2 hands on.
-struct Adjusted {
+pub(crate) struct Adjusted {
     /// Effective (adjusted or raw) count of each unigram, by word id.
-    unigrams: Vec<u32>,
+    pub(crate) unigrams: Vec<u32>,
     /// Orders 2..=N (at index m-2): n-grams with their effective count (with [`PRUNED`] set for
     /// the pruned ones), sorted in prefix order.
-    higher: Vec<RecordStream>,
+    pub(crate) higher: Vec<RecordStream>,
     /// Count-of-counts n[1..=4] of each order's effective counts (index m-1).
-    count_of_counts: Vec<[u64; 5]>,
+    pub(crate) count_of_counts: Vec<[u64; 5]>,
     /// N-grams kept per order, as the ARPA header states them (every vocabulary word for
     /// unigrams).
-    ngram_counts: Vec<u64>,
+    pub(crate) ngram_counts: Vec<u64>,
 }
 
 /// Step 2: lower-order n-grams and their effective counts from the suffix-sorted n-grams.
-fn adjust(
+pub(crate) fn adjust(
     mut counts: RecordStream,
     order: usize,
     vocab_len: usize,

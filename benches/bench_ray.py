@@ -1,0 +1,193 @@
+"""Benchmark of fastppl.ray: distributed estimation vs single-machine ``train_arpa`` (``fastppl
+train -S``), its scaling from 1 to 2 Ray workers, and scoring throughput with 1 and 2 actors.
+
+    python benches/bench_ray.py                      # the 5 Gutenberg shards (~56 M tokens)
+    python benches/bench_ray.py --shards 2 --order 4 # a subset
+    python benches/bench_ray.py --json out.json      # also the raw measurements
+
+Every case runs in a fresh subprocess (a fresh Ray cluster of ``num_cpus=W`` for W workers;
+each task or actor reserves 1 CPU and runs its Rust code on 1 thread). Estimation times exclude
+``ray.init`` (reported apart); the ARPA files of every case are compared byte for byte. The
+report gives medians over ``--repeats`` and the ratios against the single-machine baseline
+measured in the same run. Use a release build (``maturin develop --release``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+GUTENBERG = sorted((ROOT.parent / "shared" / "corpora" / "gutenberg").glob("gutenberg-*.txt.xz"))
+TEXT = {"tokenizer": "whitespace", "sentences": "lines"}
+
+SINGLE = """
+import json, sys, time
+from fastppl import Corpus
+from fastppl.training import train_arpa
+shards, out, order, memory, temp = json.loads(sys.argv[1])
+t0 = time.perf_counter()
+corpus = Corpus.from_files(shards, tokenizer="whitespace", sentences="lines")
+summary = train_arpa(corpus, out, order=order, memory=memory, temp_dir=temp)
+print(json.dumps({"seconds": time.perf_counter() - t0, "tokens": corpus.num_tokens}))
+"""
+
+DISTRIBUTED = """
+import json, sys, time
+import ray
+import fastppl.ray as fray
+shards, out, order, memory, temp, workers, partitions = json.loads(sys.argv[1])
+t0 = time.perf_counter()
+ray.init(num_cpus=workers, include_dashboard=False, logging_level="ERROR")
+t1 = time.perf_counter()
+summary = fray.train(shards, out, order=order, partitions=partitions, memory=memory,
+                     work_dir=temp, tokenizer="whitespace", sentences="lines")
+t2 = time.perf_counter()
+print(json.dumps({"seconds": t2 - t1, "init_seconds": t1 - t0, "passes": summary.seconds}))
+"""
+
+SCORE = """
+import json, lzma, sys, time, itertools
+import ray
+import fastppl.ray as fray
+model, shard, lines_per_doc, max_lines, actors = json.loads(sys.argv[1])
+with lzma.open(shard, "rt", encoding="utf-8") as f:
+    lines = list(itertools.islice(f, max_lines))
+docs = ["".join(lines[i : i + lines_per_doc]) for i in range(0, len(lines), lines_per_doc)]
+ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR")
+ds = ray.data.from_items([{"text": d} for d in docs]).materialize()
+t0 = time.perf_counter()
+scored = fray.score(model, ds, concurrency=actors, batch_size=2000,
+                    tokenizer="whitespace", sentences="lines").materialize()
+seconds = time.perf_counter() - t0
+tokens = int(scored.sum("num_tokens"))
+print(json.dumps({"seconds": seconds, "tokens": tokens, "docs": len(docs)}))
+"""
+
+
+def run(code: str, *args: object) -> dict:
+    proc = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(args)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"case failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def digest(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--shards", type=int, default=len(GUTENBERG), help="Gutenberg shards used")
+    ap.add_argument("--order", type=int, default=5)
+    ap.add_argument("--memory", default="2G", help="train -S of the single-machine baseline")
+    ap.add_argument("--task-memory", default="1G", help="sort buffers of each Ray task")
+    ap.add_argument("--partitions", type=int, default=4)
+    ap.add_argument("--repeats", type=int, default=1)
+    ap.add_argument("--score-lines", type=int, default=400_000, help="lines of text scored")
+    ap.add_argument("--skip-train", action="store_true")
+    ap.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "fastppl-ray")
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args()
+    if len(GUTENBERG) < args.shards:
+        sys.exit(f"need {args.shards} Gutenberg shards in ../shared/corpora/gutenberg")
+    shards = [str(p) for p in GUTENBERG[: args.shards]]
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    results: dict[str, list[dict]] = {}
+
+    if not args.skip_train:
+        single_out = args.workdir / "single.arpa"
+        for _ in range(args.repeats):
+            results.setdefault("single", []).append(
+                run(SINGLE, shards, str(single_out), args.order, args.memory, str(args.workdir))
+            )
+        expected = digest(single_out)
+        for workers in (1, 2):
+            out = args.workdir / f"ray{workers}.arpa"
+            for _ in range(args.repeats):
+                r = run(
+                    DISTRIBUTED,
+                    shards,
+                    str(out),
+                    args.order,
+                    args.task_memory,
+                    str(args.workdir),
+                    workers,
+                    args.partitions,
+                )
+                r["identical"] = digest(out) == expected
+                results.setdefault(f"ray-{workers}", []).append(r)
+            out.unlink()
+        single_out.unlink()
+
+    # scoring: an order-3 model of the first shard, the second shard's lines as documents
+    model = args.workdir / "score-model.fppl"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "fastppl.cli",
+            "train",
+            "-q",
+            "-o",
+            "3",
+            "--tokenizer",
+            "whitespace",
+            GUTENBERG[0],
+            str(model),
+        ],
+        check=True,
+    )
+    for actors in (1, 2):
+        for _ in range(args.repeats):
+            results.setdefault(f"score-{actors}", []).append(
+                run(SCORE, str(model), str(GUTENBERG[1]), 20, args.score_lines, actors)
+            )
+    model.unlink()
+
+    def med(case: str, key: str = "seconds") -> float:
+        return statistics.median(r[key] for r in results[case])
+
+    print(f"order {args.order}, {args.shards} Gutenberg shards, {args.partitions} partitions")
+    if not args.skip_train:
+        base = med("single")
+        tokens = results["single"][0]["tokens"]
+        print(f"  tokens: {tokens:,}")
+        print(f"  single-machine train_arpa -S {args.memory}: {base:.1f} s")
+        for w in (1, 2):
+            t = med(f"ray-{w}")
+            same = all(r["identical"] for r in results[f"ray-{w}"])
+            print(
+                f"  ray, {w} worker(s): {t:.1f} s ({t / base:.2f}x single; ray.init "
+                f"{med(f'ray-{w}', 'init_seconds'):.1f} s apart); byte-identical: {same}"
+            )
+            passes = results[f"ray-{w}"][0]["passes"]
+            print("    passes: " + ", ".join(f"{k} {v:.1f} s" for k, v in passes.items()))
+        print(f"  scaling 1 -> 2 workers: {med('ray-1') / med('ray-2'):.2f}x")
+    for a in (1, 2):
+        tps = statistics.median(r["tokens"] / r["seconds"] for r in results[f"score-{a}"])
+        print(f"  scoring, {a} actor(s): {tps / 1e6:.2f} M tokens/s ({med(f'score-{a}'):.1f} s)")
+    one = statistics.median(r["tokens"] / r["seconds"] for r in results["score-1"])
+    two = statistics.median(r["tokens"] / r["seconds"] for r in results["score-2"])
+    print(f"  scoring 2 actors vs 1: {two / one:.2f}x")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,425 @@
+"""Training and scoring on a Ray cluster (extra ``fastppl[ray]``; ``import fastppl`` never
+imports Ray).
+
+* :func:`score`: per-document perplexity of a Ray Data dataset; each actor memory-maps the
+  binary model by path (processes on a node share its pages), none is pickled or broadcast.
+* :func:`train`: an ARPA model of many text files, byte-identical to ``fastppl train`` /
+  :func:`fastppl.training.train_arpa` on their concatenation, estimated by Ray tasks that
+  exchange sorted record files through a directory every worker can read (see the README,
+  "Training and scoring on a Ray cluster").
+
+Connect first (``ray.init()`` or ``ray.init(address)``); otherwise Ray starts a local cluster.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+import uuid
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from fastppl import _core
+from fastppl.corpus import Corpus
+from fastppl.errors import (
+    DistributedTaskError,
+    EmptyCorpusError,
+    FastpplError,
+    InvalidArgumentError,
+)
+from fastppl.model import ARPA_SMOOTHINGS, NGramModel, fit_arguments
+from fastppl.training import parse_memory
+
+try:
+    import pyarrow as pa
+    import ray
+except ImportError as err:  # pragma: no cover - exercised without the extra only
+    raise ImportError("fastppl.ray needs Ray: pip install 'fastppl[ray]'") from err
+
+__all__ = ["DistributedSummary", "score", "train"]
+
+#: Retries of a task whose worker died (Ray's own retry; fastppl's errors are not retried).
+MAX_RETRIES = 3
+
+#: Fault injection for tests: ``"STAGE:INDEX:MARKER"`` makes task INDEX of STAGE (``vocab``,
+#: ``count``, ``adjust``, ``write``) exit its process if the file MARKER does not exist yet,
+#: after creating it, so that its first attempt dies and the retry runs.
+CRASH_ONCE_ENV = "FASTPPL_RAY_CRASH_ONCE"
+
+
+class DistributedSummary(NamedTuple):
+    """What :func:`train` did."""
+
+    ngram_counts: list[int]
+    """N-grams per order as the ARPA header states them (the unigrams include ``<s>``)."""
+    shards: int
+    """Input files, one count task each."""
+    partitions: int
+    """Hash partitions of the n-grams, one adjust task each."""
+    seconds: dict[str, float]
+    """Wall-clock seconds of each pass (``vocabulary``, ``vocabulary merge``, ``count``,
+    ``adjust``, ``write``), from submitting its tasks to their last result."""
+
+
+def _crash_if_asked(stage: str, index: int) -> None:
+    spec = os.environ.get(CRASH_ONCE_ENV)
+    if not spec:
+        return
+    want_stage, want_index, marker = spec.split(":", 2)
+    if (want_stage, int(want_index)) == (stage, index) and not os.path.exists(marker):
+        with open(marker, "w"):
+            pass
+        os._exit(1)
+
+
+def _read_shard(path: str, text_options: dict[str, Any]) -> Corpus:
+    return Corpus.from_file(path, **text_options)
+
+
+@ray.remote(max_retries=MAX_RETRIES)
+def _vocab_task(path: str, job: str, shard: int, text_options: dict[str, Any]) -> None:
+    _crash_if_asked("vocab", shard)
+    _core.distributed_shard_vocab(_read_shard(path, text_options)._inner, job, shard)
+
+
+@ray.remote(max_retries=MAX_RETRIES)
+def _merge_vocab_task(job: str, shards: int) -> int:
+    return _core.distributed_merge_vocab(job, shards)
+
+
+@ray.remote(max_retries=MAX_RETRIES)
+def _count_task(
+    path: str,
+    job: str,
+    shard: int,
+    partitions: int,
+    memory: int,
+    text_options: dict[str, Any],
+    args: dict[str, Any],
+) -> None:
+    _crash_if_asked("count", shard)
+    corpus = _read_shard(path, text_options)
+    _core.distributed_count(corpus._inner, job, shard, args["order"], partitions, memory)
+
+
+@ray.remote(max_retries=MAX_RETRIES)
+def _adjust_task(
+    job: str, partition: int, shards: int, smoothing: str, memory: int, args: dict[str, Any]
+) -> tuple[list[list[int]], list[int]]:
+    _crash_if_asked("adjust", partition)
+    coc, counts = _core.distributed_adjust(
+        job, partition, shards, smoothing=smoothing, memory=memory, **args
+    )
+    return [list(c) for c in coc], counts
+
+
+@ray.remote(max_retries=MAX_RETRIES)
+def _write_task(
+    job: str,
+    partitions: int,
+    smoothing: str,
+    totals: tuple[list[list[int]], list[int]],
+    path: str,
+    memory: int,
+    args: dict[str, Any],
+) -> list[int]:
+    _crash_if_asked("write", 0)
+    coc, counts = totals
+    return _core.distributed_write_arpa(
+        job,
+        partitions,
+        smoothing=smoothing,
+        count_of_counts=coc,
+        ngram_counts=counts,
+        path=path,
+        memory=memory,
+        **args,
+    )
+
+
+def _with_threads(options: dict[str, Any]) -> dict[str, Any]:
+    """Ray task or actor options that also cap the Rust thread pool of its worker at the CPUs
+    it reserves (``num_cpus``), so that tasks side by side do not oversubscribe a node."""
+    runtime_env = dict(options.get("runtime_env") or {})
+    env_vars = {"RAYON_NUM_THREADS": str(max(1, int(options.get("num_cpus", 1))))}
+    runtime_env["env_vars"] = {**env_vars, **runtime_env.get("env_vars", {})}
+    return {**options, "runtime_env": runtime_env}
+
+
+def _gather(refs: list[Any], stage: str) -> list[Any]:
+    """The results of `refs`; a failed task raises its fastppl error as it is, anything else
+    as one `DistributedTaskError` naming the stage. On failure the other tasks are cancelled
+    and waited for, so that none writes into the job directory once it is removed."""
+    try:
+        return ray.get(refs)
+    except ray.exceptions.RayError as err:
+        for ref in refs:
+            ray.cancel(ref)
+        ray.wait(refs, num_returns=len(refs))
+        cause = getattr(err, "cause", None)
+        if isinstance(err, ray.exceptions.RayTaskError) and isinstance(
+            cause, (FastpplError, OSError)
+        ):
+            raise cause from None
+        raise DistributedTaskError(
+            f"a {stage} task failed for good (after up to {MAX_RETRIES} retries if its "
+            f"worker died): {err}"
+        ) from err
+
+
+def train(
+    inputs: Sequence[str | os.PathLike[str]],
+    output: str | os.PathLike[str],
+    order: int = 3,
+    smoothing: str = "modified_kneser_ney",
+    *,
+    partitions: int | None = None,
+    memory: int | str = "1G",
+    work_dir: str | os.PathLike[str] | None = None,
+    prune: Sequence[int] | None = None,
+    tokenizer: str = "nltk",
+    sentences: str | None = None,
+    lowercase: bool = False,
+    skip_line_prefixes: Sequence[str] = (),
+    encoding: str = "utf-8",
+    errors: str = "strict",
+    language: str = "english",
+    ray_options: dict[str, Any] | None = None,
+    **params: Any,
+) -> DistributedSummary:
+    """Estimates an n-gram model of many text files with Ray tasks and writes it as ARPA.
+
+    The file is the one :func:`fastppl.training.train_arpa` (``fastppl train``) writes for
+    ``Corpus.from_files(inputs, ...)``, byte for byte (the same as for the concatenation of the
+    files when sentences do not cross file ends, e.g. one per line). The passes:
+
+    1. one task per file lists its words in order of first appearance; one task merges the
+       lists into the vocabulary (the ids of ``Corpus.from_files``);
+    2. one task per file counts its highest-order n-grams (Rust) and writes them sorted, one file
+       per hash partition of their last word;
+    3. one task per partition merges its files and derives the adjusted counts (every n-gram
+       sharing a suffix is in one partition) and its count-of-counts, which the driver sums;
+    4. one task merges the partitions of each order, computes the discounts from the summed
+       count-of-counts, interpolates and writes the ARPA file (this pass is not partitioned).
+
+    No n-gram passes through the driver or the object store: tasks exchange files in a job
+    directory under ``work_dir``, which every worker must be able to read and write (shared
+    storage on a cluster), and which is removed on success and on failure. A task whose worker
+    dies is retried (``MAX_RETRIES``); the output is written under a temporary name and renamed,
+    so a failed job leaves no file.
+
+    Args:
+        inputs: the text files, readable by every worker (``.gz``, ``.xz``, ``.bz2`` too).
+        output: the ARPA file (``.gz``, ``.xz``, ``.bz2`` compress it).
+        order: n-gram order, 2 to ``fastppl.MAX_ORDER``.
+        smoothing: ``"modified_kneser_ney"`` (``discount_fallback``), ``"kneser_ney"``,
+            ``"absolute_discounting"`` (``discount``) or ``"witten_bell"``.
+        partitions: hash partitions of the n-grams (default: the number of inputs).
+        memory: sort buffers of each task (``"1G"``, ``"512M"``, bytes), as in ``train_arpa``.
+        work_dir: where the job directory goes (default: the output's directory).
+        prune: pruning thresholds per order, as in `NGramModel.fit`.
+        tokenizer, sentences, lowercase, skip_line_prefixes, encoding, errors, language:
+            how each file is read, as in `Corpus.from_file`.
+        ray_options: options for every task (``.options(**ray_options)``), e.g. ``num_cpus``
+            (default 1; each task's Rust threads are capped to it), ``resources`` or
+            ``runtime_env``.
+        **params: the estimator's parameters.
+
+    Returns:
+        A `DistributedSummary`.
+
+    Raises:
+        InvalidArgumentError: bad order, estimator, parameter, memory or inputs.
+        CorpusFileNotFoundError, CorpusDecodeError: an input cannot be read.
+        DistributedTaskError: a task failed for good for another reason.
+
+    >>> import pathlib, tempfile, ray
+    >>> _ = ray.init(num_cpus=1, include_dashboard=False, ignore_reinit_error=True)
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "a.txt").write_text("a b a\\n"), (d / "b.txt").write_text("b a\\n")
+    >>> train([d / "a.txt", d / "b.txt"], d / "m.arpa", order=2, smoothing="witten_bell",
+    ...       tokenizer="whitespace", sentences="lines").ngram_counts
+    [5, 5]
+    """
+    paths = [os.fspath(p) for p in inputs]
+    if not paths:
+        raise InvalidArgumentError("inputs must name at least one text file")
+    if smoothing not in ARPA_SMOOTHINGS:
+        raise InvalidArgumentError(
+            f"distributed estimation writes ARPA: smoothing must be one of "
+            f"{', '.join(ARPA_SMOOTHINGS)}, got {smoothing!r}"
+        )
+    _, args = fit_arguments(Corpus(_core.Corpus()), order, smoothing, True, params, prune=prune)
+    del args["bos_eos"]
+    _core.distributed_check(smoothing=smoothing, **args)
+    partitions = len(paths) if partitions is None else partitions
+    if isinstance(partitions, bool) or not isinstance(partitions, int) or partitions < 1:
+        raise InvalidArgumentError(f"partitions must be a positive int, got {partitions!r}")
+    task_memory = parse_memory(memory)
+    text_options = {
+        "tokenizer": tokenizer,
+        "sentences": sentences,
+        "lowercase": lowercase,
+        "skip_line_prefixes": tuple(skip_line_prefixes),
+        "encoding": encoding,
+        "errors": errors,
+        "language": language,
+    }
+    output = os.path.abspath(os.fspath(output))
+    parent = os.path.dirname(output) if work_dir is None else os.fspath(work_dir)
+    job = os.path.join(os.path.abspath(parent), f"fastppl-ray-{uuid.uuid4().hex}")
+    # the output's extension picks its compression: keep it at the end of the temporary name
+    partial = os.path.join(
+        os.path.dirname(output), f".partial-{uuid.uuid4().hex}-" + os.path.basename(output)
+    )
+    options = _with_threads({"num_cpus": 1, **(ray_options or {})})
+
+    seconds: dict[str, float] = {}
+
+    def run(stage: str, task: Any, *calls: tuple[Any, ...]) -> list[Any]:
+        start = time.perf_counter()
+        results = _gather([task.options(**options).remote(*call) for call in calls], stage)
+        seconds[stage] = time.perf_counter() - start
+        return results
+
+    os.makedirs(job)
+    try:
+        shards = range(len(paths))
+        run("vocabulary", _vocab_task, *[(p, job, i, text_options) for i, p in enumerate(paths)])
+        run("vocabulary merge", _merge_vocab_task, (job, len(paths)))
+        run(
+            "count",
+            _count_task,
+            *[(paths[i], job, i, partitions, task_memory, text_options, args) for i in shards],
+        )
+        summaries = run(
+            "adjust",
+            _adjust_task,
+            *[(job, p, len(paths), smoothing, task_memory, args) for p in range(partitions)],
+        )
+        coc = np.sum([s[0] for s in summaries], axis=0, dtype=np.uint64).tolist()
+        counts = np.sum([s[1] for s in summaries], axis=0, dtype=np.uint64).tolist()
+        (ngram_counts,) = run(
+            "write",
+            _write_task,
+            (job, partitions, smoothing, (coc, counts), partial, task_memory, args),
+        )
+        os.replace(partial, output)
+    finally:
+        shutil.rmtree(job, ignore_errors=True)
+        if os.path.exists(partial):
+            os.remove(partial)
+    return DistributedSummary(ngram_counts, len(paths), partitions, seconds)
+
+
+class _Scorer:
+    """A Ray Data actor: the model mapped once, then batches of texts scored in Rust."""
+
+    def __init__(
+        self,
+        model_path: str,
+        column: str,
+        oov: str,
+        text_options: dict[str, Any],
+        names: tuple[str, str, str],
+    ) -> None:
+        self.model = NGramModel.load(model_path)
+        self.column, self.oov, self.text_options, self.names = column, oov, text_options, names
+
+    def __call__(self, batch: pa.Table) -> pa.Table:
+        if self.column not in batch.column_names:
+            raise InvalidArgumentError(
+                f"the dataset has no column {self.column!r} "
+                f"(columns: {', '.join(batch.column_names)})"
+            )
+        texts = batch.column(self.column).to_pylist()
+        corpus = Corpus.from_texts(texts, **self.text_options)
+        try:
+            result = self.model.evaluate(corpus, self.oov)
+            columns = (
+                result.document_perplexities,
+                result.document_log_probs,
+                result.document_num_tokens,
+            )
+        except EmptyCorpusError:
+            # no document of the batch has a counted token: what evaluate gives each of them
+            n = len(texts)
+            columns = (np.full(n, np.nan), np.zeros(n), np.zeros(n, dtype=np.int64))
+        for name, values in zip(self.names, columns, strict=True):
+            batch = batch.append_column(name, pa.array(values))
+        return batch
+
+
+def score(
+    model_path: str | os.PathLike[str],
+    dataset: ray.data.Dataset,
+    *,
+    text_column: str = "text",
+    oov: str = "unk",
+    tokenizer: str = "nltk",
+    sentences: str | None = None,
+    lowercase: bool = False,
+    skip_line_prefixes: Sequence[str] = (),
+    language: str = "english",
+    concurrency: int = 2,
+    num_cpus: int = 1,
+    batch_size: int = 1024,
+    columns: tuple[str, str, str] = ("perplexity", "log_prob", "num_tokens"),
+) -> ray.data.Dataset:
+    """Adds each document's perplexity, ln-probability and counted tokens to a Ray dataset.
+
+    Each of ``concurrency`` actors loads the binary model (``NGramModel.save``) from
+    ``model_path`` (a path every worker can read; copy it to local disk first if it is on
+    network storage): the file is memory-mapped, so actors on a node share its pages, and the
+    model never goes through the object store. Each batch of texts is tokenized and scored in
+    Rust; the numbers are those of ``NGramModel.evaluate`` on each document (``nan`` perplexity
+    for a document with no counted token, as there).
+
+    Args:
+        model_path: the binary model file.
+        dataset: the documents, one per row, with their text in ``text_column`` (e.g. from
+            ``ray.data.read_json``, ``read_parquet`` or ``read_text``, whose column is "text").
+        oov: out-of-vocabulary policy, as in `NGramModel.evaluate` (``"error"`` fails the job).
+        tokenizer, sentences, lowercase, skip_line_prefixes, language: as in
+            `Corpus.from_text`.
+        concurrency: scoring actors.
+        num_cpus: CPUs each actor reserves, and the threads it scores with.
+        batch_size: documents per batch.
+        columns: names of the columns added: perplexity, log-probability (natural log), tokens.
+
+    Returns:
+        The dataset (lazy, as Ray Data is) with the three columns added.
+
+    >>> import pathlib, tempfile, ray
+    >>> from fastppl import NGramModel
+    >>> _ = ray.init(num_cpus=1, include_dashboard=False, ignore_reinit_error=True)
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "m.fppl"
+    >>> c = Corpus.from_sentences([["a", "b"], ["b", "a"]])
+    >>> NGramModel.fit(c, order=2, smoothing="witten_bell").save(path)
+    >>> ds = ray.data.from_items([{"text": "a b"}, {"text": "b b a"}])
+    >>> rows = score(path, ds, tokenizer="whitespace", concurrency=1).take_all()
+    >>> [row["num_tokens"] for row in rows]
+    [3, 4]
+    """
+    if len(columns) != 3 or len(set(columns)) != 3:
+        raise InvalidArgumentError(f"columns must be three distinct names, got {columns!r}")
+    text_options = {
+        "tokenizer": tokenizer,
+        "sentences": sentences,
+        "lowercase": lowercase,
+        "skip_line_prefixes": tuple(skip_line_prefixes),
+        "language": language,
+    }
+    # load once here: a missing or corrupt file fails now, with fastppl's error, not in an actor
+    NGramModel.load(model_path)
+    return dataset.map_batches(
+        _Scorer,
+        fn_constructor_args=(os.fspath(model_path), text_column, oov, text_options, columns),
+        batch_size=batch_size,
+        batch_format="pyarrow",
+        compute=ray.data.ActorPoolStrategy(size=concurrency),
+        **_with_threads({"num_cpus": num_cpus}),
+    )

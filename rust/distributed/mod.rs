@@ -1,0 +1,392 @@
+//! Estimation spread over tasks that share a directory (the Ray driver is `fastppl/ray.py`).
+//!
+//! The budgeted pipeline of [`crate::estimate::budgeted`], cut at its sorts into tasks that may run on
+//! different machines. They exchange sorted record files in a job directory that every task can
+//! read; the driver only hands out file names and sums small per-task figures.
+//!
+//! 1. **Vocabulary** (one task per shard, then one merge): each shard's words in order of first
+//!    appearance ([`write_shard_vocab`]); their union, shard by shard ([`merge_vocab`]), is the
+//!    vocabulary `Corpus.from_files` builds on all the shards, so token ids agree everywhere.
+//! 2. **Count** (one task per shard, [`count_shard`]): the shard's highest-order n-grams in the
+//!    global ids, hash-partitioned by their **last word** and sorted in suffix order within
+//!    each partition; one file per (partition, shard).
+//! 3. **Adjust** (one task per partition, [`adjust_partition`]): the merge of the partition's
+//!    files is a suffix-ordered stream in which every n-gram sharing a suffix (of any length) is
+//!    contiguous, because a suffix ends with the partition's last words; so the adjusted
+//!    (continuation) counts and the count-of-counts of the n-grams ending in those words come
+//!    out of it exactly. Writes each order's n-grams in prefix order, and the effective count of
+//!    its unigrams; returns its count-of-counts, which the driver sums.
+//! 4. **Interpolate and write** (one task, [`write_arpa`]): merges the partitions of each order
+//!    (prefix order) and runs steps 3 and 4 of [`crate::estimate::budgeted`] with the summed
+//!    count-of-counts: the discounts, context statistics, interpolation and the ARPA file.
+//!
+//! Files are written under a temporary name and renamed, so a task that dies and is retried
+//! never leaves a torn file for another to read; inputs are never deleted by their readers.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::corpus::vocab::{Vocab, RESERVED};
+use crate::corpus::Corpus;
+use crate::error::{Error, Result};
+use crate::estimate::budgeted::{adjust, highest_ngrams, write_adjusted, Adjusted};
+use crate::estimate::{check_pruning, Pruning, Smoothing};
+use crate::util::spill::{KeyOrder, Layout, RecordStream, Sorter, WorkDir};
+
+/// Checks what the tasks will be asked to estimate, before any runs: an interpolated estimator
+/// (the ARPA form), order 2..=`MAX_ORDER`, valid parameters and pruning.
+pub fn check_estimator(order: usize, smoothing: &Smoothing, pruning: &Pruning) -> Result<()> {
+    smoothing.validate()?;
+    check_pruning(smoothing, pruning)?;
+    if !smoothing.is_interpolated() {
+        return Err(Error::invalid(format!(
+            "distributed estimation writes ARPA, which needs an interpolated estimator \
+             (modified_kneser_ney, kneser_ney, witten_bell, absolute_discounting); got {}",
+            smoothing.name()
+        )));
+    }
+    if !(2..=crate::ngram::keys::MAX_ORDER).contains(&order) {
+        return Err(Error::invalid(format!(
+            "order must be in 2..={} for distributed estimation, got {order}",
+            crate::ngram::keys::MAX_ORDER
+        )));
+    }
+    Ok(())
+}
+
+/// A shard's vocabulary file (step 1).
+pub fn shard_vocab_path(job: &Path, shard: usize) -> PathBuf {
+    job.join("vocab").join(format!("s{shard:05}.txt"))
+}
+
+/// The global vocabulary file (step 1).
+pub fn vocab_path(job: &Path) -> PathBuf {
+    job.join("vocab.txt")
+}
+
+fn counts_path(job: &Path, partition: usize, shard: usize) -> PathBuf {
+    job.join("counts")
+        .join(format!("p{partition:05}"))
+        .join(format!("s{shard:05}.bin"))
+}
+
+fn adjusted_path(job: &Path, order: usize, partition: usize) -> PathBuf {
+    job.join("adjusted")
+        .join(format!("o{order}"))
+        .join(format!("p{partition:05}.bin"))
+}
+
+fn unigrams_path(job: &Path, partition: usize) -> PathBuf {
+    job.join("unigrams").join(format!("p{partition:05}.bin"))
+}
+
+/// The partition of an n-gram ending in `word` (a fixed hash: every process agrees).
+pub fn partition_of(word: u32, partitions: usize) -> usize {
+    ((u64::from(word).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) % partitions as u64) as usize
+}
+
+fn io_error(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
+    move |source| Error::Io {
+        path: path.display().to_string(),
+        source,
+    }
+}
+
+/// Writes `path` through `write` on a temporary file in the same directory, then renames it:
+/// readers see the whole file or none.
+fn write_atomically(
+    path: &Path,
+    write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> Result<()>,
+) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(io_error(dir))?;
+    let temp = dir.join(format!(
+        ".{}.tmp-{}",
+        path.file_name()
+            .map_or("out".into(), |n| n.to_string_lossy()),
+        std::process::id()
+    ));
+    let result = (|| {
+        let file = std::fs::File::create(&temp).map_err(io_error(&temp))?;
+        let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+        write(&mut out)?;
+        out.flush().map_err(io_error(&temp))?;
+        std::fs::rename(&temp, path).map_err(io_error(path))
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    result
+}
+
+/// Writes the records of `stream` to `path`.
+fn write_stream(path: &Path, mut stream: RecordStream) -> Result<()> {
+    write_atomically(path, |out| {
+        while let Some(r) = stream.next_record()? {
+            out.write_all(bytemuck::cast_slice(r))
+                .map_err(io_error(path))?;
+        }
+        Ok(())
+    })
+}
+
+/// Step 1, per shard: writes the words of `corpus` (not the reserved ones), one per line in id
+/// order (first appearance).
+pub fn write_shard_vocab(corpus: &Corpus, path: &Path) -> Result<()> {
+    let vocab = corpus.vocab();
+    write_atomically(path, |out| {
+        for word in vocab.words().skip(RESERVED.len()) {
+            if word.contains('\n') {
+                return Err(Error::invalid(format!(
+                    "a token holds a line break ({word:?}): it cannot be written to ARPA"
+                )));
+            }
+            out.write_all(word.as_bytes())
+                .and_then(|()| out.write_all(b"\n"))
+                .map_err(io_error(path))?;
+        }
+        Ok(())
+    })
+}
+
+/// Reads a vocabulary file written by [`write_shard_vocab`] or [`merge_vocab`] into `vocab`.
+fn read_vocab_into(vocab: &mut Vocab, path: &Path) -> Result<()> {
+    let text = std::fs::read_to_string(path).map_err(io_error(path))?;
+    for word in text.lines() {
+        vocab.intern(word);
+    }
+    Ok(())
+}
+
+/// The global vocabulary (step 1's output).
+pub fn read_vocab(job: &Path) -> Result<Vocab> {
+    let mut vocab = Vocab::new();
+    read_vocab_into(&mut vocab, &vocab_path(job))?;
+    Ok(vocab)
+}
+
+/// Step 1, once: the union of the shards' vocabularies, shard by shard, each in its order;
+/// returns its size (reserved words included).
+pub fn merge_vocab(job: &Path, shards: usize) -> Result<usize> {
+    let mut vocab = Vocab::new();
+    for shard in 0..shards {
+        read_vocab_into(&mut vocab, &shard_vocab_path(job, shard))?;
+    }
+    write_atomically(&vocab_path(job), |out| {
+        for word in vocab.words().skip(RESERVED.len()) {
+            out.write_all(word.as_bytes())
+                .and_then(|()| out.write_all(b"\n"))
+                .map_err(io_error(&vocab_path(job)))?;
+        }
+        Ok(())
+    })?;
+    Ok(vocab.len())
+}
+
+/// Step 2, per shard: counts the highest-order n-grams of `corpus` (shard number `shard`) in the
+/// global vocabulary's ids, within `memory` bytes of sort buffers, and writes one suffix-sorted
+/// file per partition.
+pub fn count_shard(
+    corpus: &Corpus,
+    job: &Path,
+    shard: usize,
+    order: usize,
+    partitions: usize,
+    memory: usize,
+) -> Result<()> {
+    if partitions == 0 {
+        return Err(Error::invalid("partitions must be at least 1".to_string()));
+    }
+    let vocab = read_vocab(job)?;
+    let ids = vocab.translation_from(corpus.vocab());
+    let dir = WorkDir::new(job)?;
+    let layout = Layout::new(order, 1, KeyOrder::Suffix);
+    let mut sorters: Vec<Sorter> = (0..partitions)
+        .map(|_| Sorter::new(layout, true, memory / partitions, &dir, "counts"))
+        .collect();
+    highest_ngrams(corpus, order, Some(&ids), |record| {
+        sorters[partition_of(record[order - 1], partitions)].push(record)
+    })?;
+    for (partition, sorter) in sorters.into_iter().enumerate() {
+        write_stream(&counts_path(job, partition, shard), sorter.finish()?)?;
+    }
+    Ok(())
+}
+
+/// What a partition's adjust step sums into the global figures.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartitionSummary {
+    /// Count-of-counts n[1..=4] of the effective counts of orders 2..=N (index m-1; index 0,
+    /// the unigrams', is left to [`write_arpa`]).
+    pub count_of_counts: Vec<[u64; 5]>,
+    /// N-grams kept per order 2..=N (index m-1; index 0 is 0).
+    pub ngram_counts: Vec<u64>,
+}
+
+/// Step 3, per partition: merges the partition's count files of `shards` shards and derives
+/// the effective counts of every order, written for step 4.
+pub fn adjust_partition(
+    job: &Path,
+    partition: usize,
+    shards: usize,
+    order: usize,
+    (smoothing, pruning): (&Smoothing, &Pruning),
+    memory: usize,
+) -> Result<PartitionSummary> {
+    let vocab_len = read_vocab(job)?.len();
+    let inputs: Vec<PathBuf> = (0..shards)
+        .map(|shard| counts_path(job, partition, shard))
+        .collect();
+    let counts = RecordStream::merge_files(
+        &inputs,
+        Layout::new(order, 1, KeyOrder::Suffix),
+        true,
+        memory,
+    )?;
+    let dir = WorkDir::new(job)?;
+    let adjusted = adjust(counts, order, vocab_len, (smoothing, pruning), memory, &dir)?;
+    for (i, stream) in adjusted.higher.into_iter().enumerate() {
+        write_stream(&adjusted_path(job, i + 2, partition), stream)?;
+    }
+    let path = unigrams_path(job, partition);
+    write_atomically(&path, |out| {
+        out.write_all(bytemuck::cast_slice(&adjusted.unigrams))
+            .map_err(io_error(&path))
+    })?;
+    let mut ngram_counts = adjusted.ngram_counts;
+    ngram_counts[0] = 0;
+    Ok(PartitionSummary {
+        count_of_counts: adjusted.count_of_counts,
+        ngram_counts,
+    })
+}
+
+/// Step 4, once: writes the ARPA model to `path` (removed on failure) from the partitions'
+/// files and their summed `totals`; returns the n-grams per order, as the header states them.
+pub fn write_arpa(
+    job: &Path,
+    partitions: usize,
+    order: usize,
+    smoothing: &Smoothing,
+    totals: PartitionSummary,
+    memory: usize,
+    path: &Path,
+) -> Result<Vec<u64>> {
+    let vocab = read_vocab(job)?;
+    let mut unigrams = vec![0u32; vocab.len()];
+    for partition in 0..partitions {
+        let file = unigrams_path(job, partition);
+        let bytes = std::fs::read(&file).map_err(io_error(&file))?;
+        if bytes.len() != unigrams.len() * 4 {
+            return Err(io_error(&file)(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "unigram counts of the wrong size (a different vocabulary?)",
+            )));
+        }
+        // each word's count is in its own partition's file, zeros elsewhere
+        for (total, chunk) in unigrams.iter_mut().zip(bytes.chunks_exact(4)) {
+            *total += u32::from_ne_bytes(chunk.try_into().expect("4 bytes"));
+        }
+    }
+    let higher = (2..=order)
+        .map(|m| {
+            let inputs: Vec<PathBuf> = (0..partitions).map(|p| adjusted_path(job, m, p)).collect();
+            RecordStream::merge_files(
+                &inputs,
+                Layout::new(m, 1, KeyOrder::Prefix),
+                false,
+                memory / order,
+            )
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let mut ngram_counts = totals.ngram_counts;
+    ngram_counts[0] = vocab.len() as u64;
+    let adjusted = Adjusted {
+        unigrams,
+        higher,
+        count_of_counts: totals.count_of_counts,
+        ngram_counts,
+    };
+    let dir = WorkDir::new(job)?;
+    write_adjusted(adjusted, order, smoothing, &vocab, memory, &dir, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::corpus::SentenceMode;
+
+    fn corpus(text: &str) -> Corpus {
+        let mut c = Corpus::new();
+        c.push_whitespace_text(text, SentenceMode::Lines).unwrap();
+        c.finish();
+        c
+    }
+
+    #[test]
+    fn shards_and_partitions_give_the_single_machine_file() {
+        let shards: Vec<String> = (0..5)
+            .map(|i| {
+                format!("the cat sat on the mat {i}\na dog saw the cat\nthe mat {i} and a log\n")
+                    .repeat(i + 1)
+            })
+            .collect();
+        let whole = corpus(&shards.concat());
+        let job = WorkDir::new(&std::env::temp_dir()).unwrap();
+        let job_path = job.file("job");
+        let smoothing = Smoothing::ModifiedKneserNey {
+            discount_fallback: true,
+        };
+        for (order, prune) in [(2, &[][..]), (4, &[0, 1, 1])] {
+            let pruning = Pruning::new(prune, order).unwrap();
+            let partitions = 3;
+            for (s, text) in shards.iter().enumerate() {
+                write_shard_vocab(&corpus(text), &shard_vocab_path(&job_path, s)).unwrap();
+            }
+            merge_vocab(&job_path, shards.len()).unwrap();
+            for (s, text) in shards.iter().enumerate() {
+                count_shard(&corpus(text), &job_path, s, order, partitions, 1 << 20).unwrap();
+            }
+            let mut totals = PartitionSummary {
+                count_of_counts: vec![[0; 5]; order],
+                ngram_counts: vec![0; order],
+            };
+            for p in 0..partitions {
+                let s = adjust_partition(
+                    &job_path,
+                    p,
+                    shards.len(),
+                    order,
+                    (&smoothing, &pruning),
+                    1 << 20,
+                )
+                .unwrap();
+                for m in 0..order {
+                    totals.ngram_counts[m] += s.ngram_counts[m];
+                    for k in 0..5 {
+                        totals.count_of_counts[m][k] += s.count_of_counts[m][k];
+                    }
+                }
+            }
+            let out = job.file("model.arpa");
+            write_arpa(
+                &job_path,
+                partitions,
+                order,
+                &smoothing,
+                totals,
+                1 << 20,
+                &out,
+            )
+            .unwrap();
+            let model = crate::estimate::fit(&whole, order, true, smoothing, &pruning).unwrap();
+            let mut expected = Vec::new();
+            crate::formats::arpa::write_arpa_to(&model, &mut expected).unwrap();
+            assert_eq!(
+                String::from_utf8(std::fs::read(&out).unwrap()).unwrap(),
+                String::from_utf8(expected).unwrap(),
+                "order {order} prune {prune:?}"
+            );
+        }
+    }
+}

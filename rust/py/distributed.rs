@@ -1,0 +1,174 @@
+//! `_core.distributed_*`: the tasks of distributed estimation (see `distributed/`), called by
+//! `fastppl.ray` in Ray workers; each releases the GIL.
+
+use std::path::PathBuf;
+
+use pyo3::prelude::*;
+
+use super::corpus::PyCorpus;
+use super::errors::to_pyerr;
+use crate::distributed::{self, PartitionSummary};
+use crate::error::Error;
+use crate::estimate::{Parameters, Pruning, Smoothing};
+
+/// An estimator and its pruning, parsed and checked.
+fn estimator(
+    order: usize,
+    smoothing: &str,
+    (k, discount, alpha, discount_fallback): (Option<f64>, Option<f64>, Option<f64>, bool),
+    prune: &[u64],
+) -> Result<(Smoothing, Pruning), Error> {
+    let params = Parameters {
+        k,
+        discount,
+        alpha,
+        discount_fallback,
+    };
+    let smoothing = Smoothing::parse(smoothing, &params)?;
+    let pruning = Pruning::new(prune, order)?;
+    distributed::check_estimator(order, &smoothing, &pruning)?;
+    Ok((smoothing, pruning))
+}
+
+/// Checks the estimator of a distributed estimation (raises what a task would).
+#[pyfunction]
+#[pyo3(signature = (order, smoothing, k=None, discount=None, alpha=None, discount_fallback=false, prune=Vec::new()))]
+pub fn distributed_check(
+    order: usize,
+    smoothing: &str,
+    k: Option<f64>,
+    discount: Option<f64>,
+    alpha: Option<f64>,
+    discount_fallback: bool,
+    prune: Vec<u64>,
+) -> PyResult<()> {
+    estimator(
+        order,
+        smoothing,
+        (k, discount, alpha, discount_fallback),
+        &prune,
+    )
+    .map(|_| ())
+    .map_err(to_pyerr)
+}
+
+/// Step 1 per shard: writes the shard's words (first-appearance order) to the job directory.
+#[pyfunction]
+pub fn distributed_shard_vocab(
+    py: Python<'_>,
+    corpus: &PyCorpus,
+    job: PathBuf,
+    shard: usize,
+) -> PyResult<()> {
+    let path = distributed::shard_vocab_path(&job, shard);
+    py.detach(|| corpus.with(|c| distributed::write_shard_vocab(c, &path)))
+        .map_err(to_pyerr)
+}
+
+/// Step 1 once: merges the shards' words into the vocabulary; returns its size.
+#[pyfunction]
+pub fn distributed_merge_vocab(py: Python<'_>, job: PathBuf, shards: usize) -> PyResult<usize> {
+    py.detach(|| distributed::merge_vocab(&job, shards))
+        .map_err(to_pyerr)
+}
+
+/// Step 2 per shard: counts the shard and writes its partitioned, sorted count files.
+#[pyfunction]
+pub fn distributed_count(
+    py: Python<'_>,
+    corpus: &PyCorpus,
+    job: PathBuf,
+    shard: usize,
+    order: usize,
+    partitions: usize,
+    memory: usize,
+) -> PyResult<()> {
+    py.detach(|| {
+        corpus.with(|c| distributed::count_shard(c, &job, shard, order, partitions, memory))
+    })
+    .map_err(to_pyerr)
+}
+
+/// Step 3 per partition: merges its counts and writes its effective counts; returns
+/// (count-of-counts per order, n-grams kept per order).
+#[pyfunction]
+#[pyo3(signature = (job, partition, shards, order, smoothing, memory, k=None, discount=None, alpha=None, discount_fallback=false, prune=Vec::new()))]
+#[allow(clippy::too_many_arguments)]
+pub fn distributed_adjust(
+    py: Python<'_>,
+    job: PathBuf,
+    partition: usize,
+    shards: usize,
+    order: usize,
+    smoothing: &str,
+    memory: usize,
+    k: Option<f64>,
+    discount: Option<f64>,
+    alpha: Option<f64>,
+    discount_fallback: bool,
+    prune: Vec<u64>,
+) -> PyResult<(Vec<[u64; 5]>, Vec<u64>)> {
+    let (smoothing, pruning) = estimator(
+        order,
+        smoothing,
+        (k, discount, alpha, discount_fallback),
+        &prune,
+    )
+    .map_err(to_pyerr)?;
+    let summary = py
+        .detach(|| {
+            distributed::adjust_partition(
+                &job,
+                partition,
+                shards,
+                order,
+                (&smoothing, &pruning),
+                memory,
+            )
+        })
+        .map_err(to_pyerr)?;
+    Ok((summary.count_of_counts, summary.ngram_counts))
+}
+
+/// Step 4 once: writes the ARPA file from the partitions and the summed figures; returns the
+/// n-grams per order as its header states them.
+#[pyfunction]
+#[pyo3(signature = (job, partitions, order, smoothing, count_of_counts, ngram_counts, path, memory, k=None, discount=None, alpha=None, discount_fallback=false, prune=Vec::new()))]
+#[allow(clippy::too_many_arguments)]
+pub fn distributed_write_arpa(
+    py: Python<'_>,
+    job: PathBuf,
+    partitions: usize,
+    order: usize,
+    smoothing: &str,
+    count_of_counts: Vec<[u64; 5]>,
+    ngram_counts: Vec<u64>,
+    path: PathBuf,
+    memory: usize,
+    k: Option<f64>,
+    discount: Option<f64>,
+    alpha: Option<f64>,
+    discount_fallback: bool,
+    prune: Vec<u64>,
+) -> PyResult<Vec<u64>> {
+    let (smoothing, _) = estimator(
+        order,
+        smoothing,
+        (k, discount, alpha, discount_fallback),
+        &prune,
+    )
+    .map_err(to_pyerr)?;
+    if count_of_counts.len() != order || ngram_counts.len() != order {
+        return Err(to_pyerr(Error::invalid(format!(
+            "count_of_counts and ngram_counts need one entry per order ({order})"
+        ))));
+    }
+    let totals = PartitionSummary {
+        count_of_counts,
+        ngram_counts,
+    };
+    py.detach(|| {
+        distributed::write_arpa(&job, partitions, order, &smoothing, totals, memory, &path)
+    })
+    .map_err(to_pyerr)
+}

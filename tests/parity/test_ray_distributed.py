@@ -1,0 +1,272 @@
+"""fastppl.ray on a real local Ray cluster (2 CPUs): distributed estimation byte-identical to
+single-machine training, retries of a killed worker, clean failures, distributed scoring."""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+import lzma
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import fastppl
+from fastppl import Corpus, NGramModel
+from fastppl.errors import CorpusFileNotFoundError, DistributedTaskError, InvalidArgumentError
+from fastppl.training import train_arpa
+
+ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'fastppl[ray]')")
+fray = pytest.importorskip("fastppl.ray")
+
+pytestmark = pytest.mark.ray
+
+TEXT = {"tokenizer": "whitespace", "sentences": "lines"}
+SHARDS = 8
+PARTITIONS = 4
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    ray.init(num_cpus=2, include_dashboard=False, object_store_memory=256 << 20)
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def shards(tmp_path_factory) -> tuple[list[Path], Path]:
+    """The first 1,500 lines of the bundled Machado text (about 65,000 tokens), in 8 files of
+    uneven sizes, and their concatenation."""
+    with lzma.open(fastppl.datasets.machado(), "rt", encoding="utf-8") as f:
+        lines = list(itertools.islice(f, 1500))
+    lines = [line for line in lines if not line.startswith(("#", "%"))]
+    d = tmp_path_factory.mktemp("shards")
+    cuts = [0, 10, 200, 210, 600, 900, 901, 1200, len(lines)]
+    paths = []
+    for i in range(SHARDS):
+        path = d / f"part-{i}.txt"
+        path.write_text("".join(lines[cuts[i] : cuts[i + 1]]), encoding="utf-8")
+        paths.append(path)
+    whole = d / "whole.txt"
+    whole.write_text("".join(lines), encoding="utf-8")
+    return paths, whole
+
+
+ESTIMATORS = [
+    ("modified_kneser_ney", {"discount_fallback": True}),
+    ("kneser_ney", {"discount": 0.7}),
+    ("witten_bell", {}),
+    ("absolute_discounting", {"discount": 0.5}),
+]
+ORDERS = [(2, None), (3, None), (4, None), (5, None), (3, [0, 1]), (5, [0, 0, 1, 2])]
+
+
+@pytest.mark.parametrize(("smoothing", "params"), ESTIMATORS)
+@pytest.mark.parametrize(("order", "prune"), ORDERS)
+def test_distributed_arpa_is_byte_identical(
+    cluster, shards, tmp_path, smoothing, params, order, prune
+):
+    paths, whole = shards
+    expected = tmp_path / "single.arpa"
+    train_arpa(
+        Corpus.from_file(whole, **TEXT),
+        expected,
+        order=order,
+        smoothing=smoothing,
+        prune=prune,
+        memory="64M",
+        **params,
+    )
+    out = tmp_path / "ray.arpa"
+    summary = fray.train(
+        paths,
+        out,
+        order=order,
+        smoothing=smoothing,
+        partitions=PARTITIONS,
+        memory="16M",
+        prune=prune,
+        **TEXT,
+        **params,
+    )
+    assert out.read_bytes() == expected.read_bytes()
+    assert (summary.shards, summary.partitions) == (SHARDS, PARTITIONS)
+    # the header's counts: the unigrams include <s>
+    loaded = NGramModel.from_arpa(out).ngram_counts
+    assert summary.ngram_counts == [loaded[0] + 1, *loaded[1:]]
+    # the job directory is gone, only the two models are left
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ray.arpa", "single.arpa"]
+
+
+def test_one_partition_and_compressed_output(cluster, shards, tmp_path):
+    paths, whole = shards
+    expected = tmp_path / "single.arpa.gz"
+    train_arpa(Corpus.from_file(whole, **TEXT), expected, order=3, memory="64M")
+    out = tmp_path / "ray.arpa.gz"
+    fray.train(paths, out, order=3, partitions=1, **TEXT)
+    with gzip.open(out) as a, gzip.open(expected) as b:
+        assert a.read() == b.read()
+
+
+@pytest.mark.parametrize("stage", ["count", "adjust", "write"])
+def test_a_killed_worker_is_retried_with_identical_output(cluster, shards, tmp_path, stage):
+    paths, whole = shards
+    expected = tmp_path / "single.arpa"
+    train_arpa(Corpus.from_file(whole, **TEXT), expected, order=4, memory="64M")
+    marker = tmp_path / "crashed"
+    out = tmp_path / "ray.arpa"
+    env = {fray.CRASH_ONCE_ENV: f"{stage}:1:{marker}" if stage != "write" else f"write:0:{marker}"}
+    fray.train(
+        paths,
+        out,
+        order=4,
+        partitions=PARTITIONS,
+        ray_options={"runtime_env": {"env_vars": env}},
+        **TEXT,
+    )
+    assert marker.exists(), "the injected crash did not happen"
+    assert out.read_bytes() == expected.read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["crashed", "ray.arpa", "single.arpa"]
+
+
+def test_a_worker_dying_past_its_retries_fails_cleanly(cluster, shards, tmp_path):
+    paths, _ = shards
+    out = tmp_path / "ray.arpa"
+    env = {fray.CRASH_ONCE_ENV: f"adjust:0:{tmp_path / 'crashed'}"}
+    with pytest.raises(DistributedTaskError, match="adjust task"):
+        fray.train(
+            paths,
+            out,
+            order=3,
+            ray_options={"max_retries": 0, "runtime_env": {"env_vars": env}},
+            **TEXT,
+        )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["crashed"]
+
+
+def test_bad_input_fails_with_fastppl_error_and_no_file(cluster, shards, tmp_path):
+    paths, _ = shards
+    out = tmp_path / "ray.arpa"
+    with pytest.raises(CorpusFileNotFoundError, match=r"missing\.txt"):
+        fray.train([*paths, tmp_path / "missing.txt"], out, order=3, **TEXT)
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(InvalidArgumentError, match="ARPA"):
+        fray.train(paths, out, order=3, smoothing="stupid_backoff", **TEXT)
+    with pytest.raises(InvalidArgumentError, match="order"):
+        fray.train(paths, out, order=1, **TEXT)
+    with pytest.raises(InvalidArgumentError, match="partitions"):
+        fray.train(paths, out, order=3, partitions=0, **TEXT)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_cli_train_ray_equals_train_memory(cluster, shards, tmp_path):
+    paths, whole = shards
+    common = ["-o", "3", "--tokenizer", "whitespace", "-q"]
+    single, distributed = tmp_path / "single.arpa", tmp_path / "ray.arpa"
+    address = ray.get_runtime_context().gcs_address
+    cli = [sys.executable, "-m", "fastppl.cli", "train"]
+    subprocess.run([*cli, str(whole), str(single), "-S", "100M", *common], check=True)
+    glob = str(paths[0].parent / "part-*.txt")
+    subprocess.run(
+        [*cli, glob, str(distributed), "--ray", address, "--partitions", "3", *common],
+        check=True,
+    )
+    assert distributed.read_bytes() == single.read_bytes()
+
+
+def test_score_equals_in_process_evaluation(cluster, shards, tmp_path):
+    _, whole = shards
+    model = NGramModel.fit(Corpus.from_file(whole, **TEXT), order=3)
+    path = tmp_path / "model.fppl"
+    model.save(path)
+    lines = whole.read_text(encoding="utf-8").splitlines()
+    # 10,000 documents of 1 to 4 lines, some empty
+    rng = np.random.default_rng(0)
+    docs, start = [], 0
+    for i in range(10_000):
+        n = int(rng.integers(0, 5))
+        docs.append("\n".join(lines[start % len(lines) : start % len(lines) + n]))
+        start += n + i % 7
+    ds = ray.data.from_items([{"id": i, "text": t} for i, t in enumerate(docs)])
+    rows = fray.score(path, ds, concurrency=2, batch_size=500, **TEXT).take_all()
+    rows.sort(key=lambda r: r["id"])
+    assert [r["text"] for r in rows] == docs
+    expected = model.evaluate(Corpus.from_texts(docs, **TEXT))
+    np.testing.assert_array_equal([r["log_prob"] for r in rows], expected.document_log_probs)
+    np.testing.assert_array_equal([r["num_tokens"] for r in rows], expected.document_num_tokens)
+    np.testing.assert_array_equal([r["perplexity"] for r in rows], expected.document_perplexities)
+    # and one document at a time, independently of how the batches were cut
+    for i in range(0, 10_000, 997):
+        if not docs[i]:
+            continue
+        one = model.evaluate(Corpus.from_text(docs[i], **TEXT))
+        assert rows[i]["log_prob"] == one.log_prob
+        assert rows[i]["num_tokens"] == one.num_tokens
+
+
+def test_score_rejects_a_missing_model_or_column(cluster, tmp_path):
+    ds = ray.data.from_items([{"body": "a b"}])
+    with pytest.raises(fastppl.errors.FastpplError):
+        fray.score(tmp_path / "none.fppl", ds)
+    path = tmp_path / "m.fppl"
+    NGramModel.fit(Corpus.from_sentences([["a", "b"]]), order=2, smoothing="witten_bell").save(path)
+    with pytest.raises(Exception, match="no column 'text'"):
+        fray.score(path, ds, tokenizer="whitespace", concurrency=1).take_all()
+
+
+def test_doctests(cluster):
+    import doctest
+
+    result = doctest.testmod(fray, optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0
+    assert result.failed == 0
+
+
+def test_import_fastppl_does_not_import_ray():
+    code = "import sys, fastppl, fastppl.cli; assert 'ray' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True, env={**os.environ})
+
+
+@pytest.mark.skipif(not Path("/proc/self/smaps").exists(), reason="needs Linux /proc smaps")
+def test_scoring_actors_share_the_model_mapping(cluster, shards, tmp_path):
+    import pyarrow as pa
+
+    _, whole = shards
+    path = tmp_path / "model.fppl"
+    NGramModel.fit(Corpus.from_file(whole, **TEXT), order=3).save(path)
+
+    @ray.remote(num_cpus=1)
+    class Probe:
+        def __init__(self) -> None:
+            self.scorer = fray._Scorer(
+                str(path), "text", "unk", TEXT, ("perplexity", "log_prob", "num_tokens")
+            )
+
+        def score(self) -> None:
+            self.scorer(pa.table({"text": ["a b c", "the end"]}))
+
+        def mapped(self) -> dict[str, int]:
+            """Rss and Shared_Clean (KiB) of this actor's mappings of the model file."""
+            totals = {"Rss": 0, "Shared_Clean": 0}
+            inside = False
+            with open("/proc/self/smaps", encoding="utf-8") as f:
+                for line in f:
+                    fields = line.split()
+                    if "-" in fields[0] and len(fields) >= 5:  # a mapping's header line
+                        inside = len(fields) >= 6 and fields[-1] == str(path)
+                    elif inside and fields[0].rstrip(":") in totals:
+                        totals[fields[0].rstrip(":")] += int(fields[1])
+            return totals
+
+    actors = [Probe.remote(), Probe.remote()]
+    # both have mapped the model and scored with it before either looks
+    ray.get([a.score.remote() for a in actors])
+    results = ray.get([a.mapped.remote() for a in actors])
+    size_kib = path.stat().st_size // 1024
+    for r in results:
+        # loading verified the checksum, so every page is resident, and shared by both actors
+        assert r["Rss"] >= size_kib // 2, r
+        assert r["Shared_Clean"] >= size_kib // 2, r
