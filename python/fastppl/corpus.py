@@ -110,9 +110,8 @@ class Corpus:
         >>> Corpus.from_text("a b. c d!", tokenizer="whitespace").num_sentences
         2
         """
-        corpus = cls(_core.Corpus())
-        corpus._add_text(
-            text,
+        return cls.from_texts(
+            [text],
             tokenizer=tokenizer,
             sentences=sentences,
             lowercase=lowercase,
@@ -120,8 +119,6 @@ class Corpus:
             language=language,
             engine=engine,
         )
-        corpus._inner.end_document()
-        return corpus
 
     @classmethod
     def from_texts(
@@ -132,6 +129,7 @@ class Corpus:
         lowercase: bool = False,
         skip_line_prefixes: Sequence[str] = (),
         language: str = "english",
+        engine: Engine = "native",
     ) -> Corpus:
         """One document per text; options as in :meth:`from_text`.
 
@@ -147,6 +145,7 @@ class Corpus:
                 lowercase=lowercase,
                 skip_line_prefixes=skip_line_prefixes,
                 language=language,
+                engine=engine,
             )
             corpus._inner.end_document()
         return corpus
