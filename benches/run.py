@@ -8,8 +8,9 @@ run. Tokenization is timed apart from counting and scoring.
     python benches/run.py --quick          # Machado only, fewer repeats
     python benches/run.py --json out.json  # also write the raw measurements
 
-Corpora (from ``../shared/corpora``): Machado de Assis (NLTK ``word_tokenize``, sentences ended by
-``.!?``), and the Project Gutenberg shards (whitespace tokens, one sentence per line, ~56 M tokens).
+Corpora: Machado de Assis, bundled with fastppl (NLTK ``word_tokenize``, sentences ended by
+``.!?``), and the Project Gutenberg shards of the shared data folder (``$FASTPPL_SHARED``, else
+``../shared``; whitespace tokens, one sentence per line, ~56 M tokens), left out when absent.
 Use a release build (``maturin develop --release`` or ``pip install .``).
 """
 
@@ -25,17 +26,20 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
-MACHADO = SHARED / "corpora" / "machado" / "machadodeassiscorpus.txt"
+#: The shared data folder, found as the tests find it: $FASTPPL_SHARED, else ../shared.
+SHARED = Path(os.environ.get("FASTPPL_SHARED") or ROOT.parent / "shared")
 GUTENBERG = sorted((SHARED / "corpora" / "gutenberg").glob("gutenberg-*.txt.xz"))
 
 
 # ---------------------------------------------------------------------------------------------
 # corpora (inside a case's subprocess)
 def _machado_sentences() -> list[list[str]]:
+    from fastppl import datasets
     from fastppl.text import read_text, tokenize_text
 
-    text = read_text(MACHADO, skip_line_prefixes=("#", "%"), lowercase=True)
+    text = read_text(
+        datasets.machado(), skip_line_prefixes=datasets.MACHADO_SKIP_LINE_PREFIXES, lowercase=True
+    )
     return tokenize_text(text, tokenizer="nltk", sentences="terminators", language="english")
 
 
@@ -196,6 +200,12 @@ def _run_case_here(name: str, kwargs: dict) -> None:
 
 # ---------------------------------------------------------------------------------------------
 # driver
+def _case_env() -> dict[str, str]:
+    """The environment of a case: NLTK_DATA points at the shared folder's Punkt data if any."""
+    nltk_data = SHARED / "nltk_data"
+    return {**os.environ, "NLTK_DATA": str(nltk_data)} if nltk_data.is_dir() else dict(os.environ)
+
+
 def measure(name: str, repeats: int, **kwargs) -> dict:
     """Runs a case `repeats` times in fresh subprocesses; returns medians and the raw runs."""
     runs = []
@@ -204,7 +214,7 @@ def measure(name: str, repeats: int, **kwargs) -> dict:
             [sys.executable, __file__, "--case", name, "--kwargs", json.dumps(kwargs)],
             capture_output=True,
             text=True,
-            env={**os.environ, "NLTK_DATA": str(SHARED / "nltk_data")},
+            env=_case_env(),
             check=False,
         )
         if proc.returncode != 0:
@@ -243,8 +253,6 @@ def main() -> None:
     if args.case:
         _run_case_here(args.case, json.loads(args.kwargs))
         return
-    if not MACHADO.exists():
-        sys.exit(f"benchmark data not found: {MACHADO} (expected ../shared beside the repo)")
     reps = 1 if args.quick else args.repeats
     results: list[dict] = []
     ratios: list[dict] = []
@@ -265,7 +273,9 @@ def main() -> None:
     ratios.append(ratio(fast, slow, 1000, "Laplace trigram fit + perplexity vs nltk.lm"))
     results.append(measure("score3", reps, corpus="machado"))
 
-    if not args.quick:
+    if not args.quick and not GUTENBERG:
+        print(f"Project Gutenberg shards not found in {SHARED / 'corpora' / 'gutenberg'}: skipped")
+    elif not args.quick:
         print("Project Gutenberg (whitespace tokens, lines)")
         results.append(measure("gutenberg_tokenize", 1))
         fast = measure("count3", reps, impl="fastppl", corpus="gutenberg")

@@ -31,6 +31,13 @@ pub enum Error {
         line: usize,
         message: String,
     },
+    /// A file of Punkt parameters (`punkt_tab/<language>/`) is malformed; `line` is 1-based.
+    #[error("{path}, line {line}: {message}")]
+    PunktData {
+        path: String,
+        line: usize,
+        message: String,
+    },
     /// A binary model file (see `binary.rs`) is malformed, truncated or corrupt.
     #[error("{path}: {message}")]
     BinaryFormat { path: String, message: String },

@@ -53,6 +53,10 @@
 //!   byte for byte; loading maps the file and uses the tables in place (validated first,
 //!   checksummed), so it costs little more than rebuilding the vocabulary.
 //!
+//! - **Tokenization is NLTK's, natively.** `tokenizer="nltk"` is a rule-for-rule port of NLTK
+//!   3.10.4's Punkt and `NLTKWordTokenizer` ([`corpus::nltk`]), checked token for token against
+//!   NLTK on 320 MB of Gutenberg text; it reads Punkt's `punkt_tab` files directly.
+//!
 //! Errors are values ([`error::Error`]); nothing here panics on user input.
 
 pub mod corpus;

@@ -14,7 +14,7 @@ Log-probabilities are natural logs unless a ``base`` is asked for.
 import importlib
 from types import ModuleType
 
-from fastppl import datasets, errors, reference, text
+from fastppl import datasets, errors, reference, text, tokenize
 from fastppl._core import MAX_ORDER, __version__
 from fastppl.corpus import Corpus
 from fastppl.errors import (
@@ -30,12 +30,14 @@ from fastppl.errors import (
     ModelFormatError,
     NotNormalizedError,
     OutOfVocabularyError,
-    PunktMissingWarning,
+    PunktDataError,
+    PunktDataNotFoundError,
     ZeroProbabilityWarning,
 )
 from fastppl.model import NGramModel
 from fastppl.result import EvaluationResult
 from fastppl.text import read_text, tokenize_text
+from fastppl.tokenize import sent_tokenize, word_tokenize
 from fastppl.training import train_arpa
 
 __all__ = [
@@ -55,16 +57,20 @@ __all__ = [
     "NGramModel",
     "NotNormalizedError",
     "OutOfVocabularyError",
-    "PunktMissingWarning",
+    "PunktDataError",
+    "PunktDataNotFoundError",
     "ZeroProbabilityWarning",
     "__version__",
     "datasets",
     "errors",
     "read_text",
     "reference",
+    "sent_tokenize",
     "text",
+    "tokenize",
     "tokenize_text",
     "train_arpa",
+    "word_tokenize",
 ]
 
 

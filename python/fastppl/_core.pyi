@@ -15,9 +15,11 @@ __all__ = [
     "SMOOTHINGS",
     "Corpus",
     "NGramModel",
+    "PunktModel",
     "__version__",
     "count_ngrams",
     "logits_target_logprobs",
+    "nltk_word_tokenize",
     "train_arpa",
 ]
 
@@ -34,6 +36,9 @@ class Corpus:
     def add_sentences(self, sentences: Iterable[Iterable[str]]) -> None: ...
     def add_whitespace_text(self, text: str, mode: str) -> None: ...
     def add_kenlm_text(self, text: str) -> None: ...
+    def add_nltk_text(
+        self, text: str, punkt: PunktModel | None, sentences: str, words: str = "nltk"
+    ) -> None: ...
     def limit_vocab(
         self, min_count: int = 1, vocab: list[str] | None = None, vocab_text: str | None = None
     ) -> Corpus: ...
@@ -50,6 +55,12 @@ class Corpus:
     def sentences(self, start: int, stop: int) -> list[list[str]]: ...
     def token_counts(self) -> dict[str, int]: ...
 
+@final
+class PunktModel:
+    def __new__(cls, path: str | os.PathLike[str]) -> PunktModel: ...
+    def sent_tokenize(self, text: str) -> list[str]: ...
+
+def nltk_word_tokenize(text: str, punkt: PunktModel | None = None) -> list[str]: ...
 def logits_target_logprobs(
     logits: npt.NDArray[np.float32] | npt.NDArray[np.float64] | npt.NDArray[np.uint16],
     targets: npt.NDArray[np.int64],

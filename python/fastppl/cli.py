@@ -9,7 +9,9 @@
 
 Text is read from files or standard input (``-`` or no file), plain or .gz/.xz/.bz2, as one
 pre-tokenized sentence per line by default (``--tokenizer whitespace --sentences lines``, what
-lmplz and query read). Scores are log10 unless ``--base`` says otherwise.
+lmplz and query read; Python's ``Corpus.from_file`` defaults to ``tokenizer="nltk"`` instead, and
+the command says which tokenizer it used when it applies that default). Scores are log10 unless
+``--base`` says otherwise. Token counts include one ``</s>`` per sentence (KenLM's convention).
 """
 
 from __future__ import annotations
@@ -23,8 +25,15 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 
-from fastppl.errors import FastpplError, InvalidArgumentError
+from fastppl.errors import FastpplError, InvalidArgumentError, ModelFileNotFoundError
 from fastppl.model import ARPA_SMOOTHINGS, SMOOTHINGS
+
+#: The command line's tokenizer when --tokenizer is not given: lmplz's and query's reading of text.
+DEFAULT_TOKENIZER = "whitespace"
+#: Significant digits of the scores `score` prints (see `format_score`).
+SCORE_DIGITS = 12
+#: What every command means by a token count.
+TOKENS_HELP = "token counts include one </s> per sentence, never <s> (as KenLM's query)"
 
 
 # ---- shared pieces ----------------------------------------------------------------------------
@@ -46,16 +55,28 @@ def _add_text_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--tokenizer",
         choices=("whitespace", "nltk", "kenlm"),
-        default="whitespace",
-        help="whitespace: pre-tokenized text, str.split() (default); kenlm: exactly as "
-        "lmplz/query (one sentence per line, ASCII whitespace only, blank lines are empty "
-        "sentences); nltk: word_tokenize",
+        help="whitespace: pre-tokenized text, str.split() (the default here, as lmplz and query "
+        "read text; Python's Corpus.from_file defaults to nltk, and the command prints a note "
+        "when it applies this default); kenlm: exactly as lmplz/query (one sentence per line, "
+        "ASCII whitespace only, blank lines are empty sentences); nltk: word_tokenize",
     )
     p.add_argument(
         "--sentences",
         choices=("lines", "terminators", "punkt", "none"),
         default="lines",
         help="how text is cut into sentences (default: one per line)",
+    )
+    p.add_argument(
+        "--language",
+        default="english",
+        help="Punkt language for --tokenizer nltk and --sentences punkt (bundled: english, "
+        "portuguese; others from NLTK's data path)",
+    )
+    p.add_argument(
+        "--engine",
+        choices=("native", "python"),
+        default="native",
+        help="NLTK tokenization in Rust (native, default) or by NLTK's own code (python)",
     )
     p.add_argument("--lowercase", action="store_true", help="lowercase the text first")
     p.add_argument(
@@ -65,17 +86,47 @@ def _add_text_options(p: argparse.ArgumentParser) -> None:
         metavar="PREFIX",
         help="drop lines starting with PREFIX (repeatable)",
     )
-    p.add_argument("--encoding", default="utf-8")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+    p.add_argument(
+        "--encoding", default="utf-8", help="text encoding of the input (default: utf-8)"
+    )
+    p.add_argument(
+        "-q", "--quiet", action="store_true", help="no status lines, notes or summary on stderr"
+    )
+
+
+#: What each command reads from standard input, for the message when it is a terminal.
+STDIN_TEXT = {"train": "the corpus", "eval": "the text to score", "score": "the text to score"}
 
 
 def _read_corpus(path: str | None, args: argparse.Namespace):
     """The corpus in `path` (a file, or standard input for None or '-')."""
     from fastppl.corpus import Corpus
 
+    if (path is None or path == "-") and sys.stdin.isatty():
+        hint = (
+            f" (with one file name, {args.output!r} is the output)"
+            if args.command == "train" and path is None
+            else ""
+        )
+        raise InvalidArgumentError(
+            f"fastppl {args.command}: reading {STDIN_TEXT[args.command]} from standard input, "
+            f"which is a terminal; give a file or pipe text in{hint}"
+        )
+    tokenizer = args.tokenizer
+    if tokenizer is None:
+        tokenizer = DEFAULT_TOKENIZER
+        if not args.quiet:
+            print(
+                "fastppl: note: tokens split on whitespace, one sentence per line (the command "
+                "line's default, as lmplz and query read text; Python's Corpus.from_file "
+                "defaults to tokenizer='nltk'); choose with --tokenizer whitespace|kenlm|nltk",
+                file=sys.stderr,
+            )
     options = {
-        "tokenizer": args.tokenizer,
+        "tokenizer": tokenizer,
         "sentences": args.sentences,
+        "language": args.language,
+        "engine": args.engine,
         "lowercase": args.lowercase,
         "skip_line_prefixes": tuple(args.skip_line_prefix),
     }
@@ -93,8 +144,11 @@ def _load_model(path: str):
     from fastppl import _core
     from fastppl.model import NGramModel
 
-    with open(path, "rb") as f:
-        head = f.read(len(_core.BINARY_MAGIC))
+    try:
+        with open(path, "rb") as f:
+            head = f.read(len(_core.BINARY_MAGIC))
+    except FileNotFoundError:
+        raise ModelFileNotFoundError(f"model file not found: {path!r}") from None
     if head == _core.BINARY_MAGIC:
         return NGramModel.load(path)
     return NGramModel.from_arpa(path)
@@ -112,6 +166,60 @@ def _model_and_text(args: argparse.Namespace):
 
 def _base(name: str) -> float:
     return {"e": math.e, "2": 2.0, "10": 10.0}[name]
+
+
+def format_score(value: float) -> float:
+    """A score rounded to `SCORE_DIGITS` significant digits, printed by `repr` (shortest form).
+
+    The float64 arithmetic of a base conversion (a natural log divided by ln 10) changes the last
+    two or three of the 17 digits `repr` shows; 12 keep every digit that means something and drop
+    that noise, so the same score always prints the same way.
+
+    >>> format_score(-3.9084055319999997)
+    -3.908405532
+    >>> format_score(float("-inf"))
+    -inf
+    """
+    return float(f"{value:.{SCORE_DIGITS}g}")
+
+
+def tokens_with_eos(corpus) -> int:
+    """The corpus's token count as every command reports it: words plus one ``</s>`` per
+    sentence (an empty sentence counts one), as KenLM's query counts."""
+    return int(corpus.num_tokens) + len(corpus)
+
+
+def _prune_thresholds(value: str) -> list[int]:
+    """``--prune 0,1,2`` (or ``0 1 2``, joined by `_join_prune_values`) as a list of ints."""
+    try:
+        thresholds = [int(v) for v in value.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"--prune takes integer thresholds, as 0 1 1 or 0,1,1 (got {value!r})"
+        ) from None
+    if not thresholds:
+        raise argparse.ArgumentTypeError("--prune needs at least one threshold")
+    return thresholds
+
+
+def _join_prune_values(argv: Sequence[str]) -> list[str]:
+    """Turns ``--prune 0 1 corpus.txt`` into ``--prune=0,1 corpus.txt``: the integers right after
+    --prune are its thresholds, the next argument that is not an integer is a positional one."""
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg != "--prune":
+            out.append(arg)
+            i += 1
+            continue
+        values = []
+        i += 1
+        while i < len(argv) and argv[i].replace(",", "").isdigit():
+            values.append(argv[i])
+            i += 1
+        out.append(f"--prune={','.join(values)}" if values else arg)
+    return out
 
 
 # ---- subcommands ------------------------------------------------------------------------------
@@ -134,6 +242,12 @@ def _train(args: argparse.Namespace) -> int:
         params["discount"] = args.discount
     if args.smoothing == "modified_kneser_ney":
         params["discount_fallback"] = args.discount_fallback
+    if args.temp_dir is not None and not os.path.isdir(args.temp_dir):
+        raise InvalidArgumentError(
+            f"-T/--temp-dir {args.temp_dir!r} is not an existing directory (create it first)"
+        )
+    if args.temp_dir is not None and args.memory is None:
+        raise InvalidArgumentError("-T/--temp-dir only matters with -S/--memory (give both)")
     with _step("reading", args.quiet):
         corpus = _read_corpus(args.text, args)
     limits = {
@@ -181,7 +295,8 @@ def _train(args: argparse.Namespace) -> int:
     if not args.quiet:
         counts = " ".join(f"{i}={n}" for i, n in enumerate(ngram_counts, start=1))
         print(
-            f"{corpus.num_tokens} tokens, {len(corpus)} sentences; n-grams {counts}; "
+            f"{tokens_with_eos(corpus)} tokens (with </s>), {len(corpus)} sentences; "
+            f"n-grams {counts}; "
             f"wrote {args.output}",
             file=sys.stderr,
         )
@@ -231,7 +346,7 @@ def _score(args: argparse.Namespace) -> int:
     if not args.tokens:
         lengths = corpus.sentence_lengths()
         for i, (lp, n) in enumerate(zip(result.sentence_log_probs, lengths, strict=True)):
-            score = float(lp / divisor)
+            score = format_score(float(lp / divisor))
             if args.format == "jsonl":
                 out.write(json.dumps({"sentence": i, "score": score, "words": int(n)}) + "\n")
             else:
@@ -243,7 +358,7 @@ def _score(args: argparse.Namespace) -> int:
     for i, sentence in enumerate(corpus):
         words = [*sentence, "</s>"] if extra else sentence
         for j, word in enumerate(words):
-            score = float(scores[position + j])
+            score = format_score(float(scores[position + j]))
             if args.format == "jsonl":
                 row = {"sentence": i, "position": j, "token": word, "score": score}
                 out.write(json.dumps(row, ensure_ascii=False) + "\n")
@@ -270,9 +385,9 @@ def _demo(args: argparse.Namespace) -> int:
     train_c, test_c = Corpus.from_sentences(train), Corpus.from_sentences(test)
     print(f"Machado de Assis corpus ({path.name}, public domain), {args.tokenizer} tokens")
     print(
-        f"  train: {len(train_c):,} sentences, {train_c.num_tokens:,} tokens; "
+        f"  train: {len(train_c):,} sentences, {tokens_with_eos(train_c):,} tokens; "
         f"test (every {args.test_every}th sentence): {len(test_c):,} sentences, "
-        f"{test_c.num_tokens:,} tokens; tokenized in {tokenize_s:.2f} s"
+        f"{tokens_with_eos(test_c):,} tokens (with </s>); tokenized in {tokenize_s:.2f} s"
     )
     print(f"  smoothing: {args.smoothing}; perplexity per token incl. one </s> per sentence\n")
     header = (
@@ -301,11 +416,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="fastppl",
         description="Exact and fast perplexity of n-gram language models.",
-        epilog="Text: files or standard input ('-'), plain or .gz/.xz/.bz2.",
+        epilog=f"Text: files or standard input ('-'), plain or .gz/.xz/.bz2; {TOKENS_HELP}.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    train = sub.add_parser("train", help="fit a model on a text and write it (ARPA or binary)")
+    train = sub.add_parser(
+        "train",
+        help="fit a model on a text and write it (ARPA or binary)",
+        description="Fit a model on a text and write it (ARPA or binary).",
+        epilog=f"The summary line's {TOKENS_HELP}.",
+    )
     train.add_argument("text", nargs="?", help="training text (default: standard input)")
     train.add_argument(
         "output",
@@ -318,7 +439,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="output format (default: binary for .fppl/.fastppl, else ARPA); binary is "
         "NGramModel.save's memory-mapped format, which eval and score load fastest",
     )
-    train.add_argument("-o", "--order", type=int, default=3)
+    train.add_argument(
+        "-o", "--order", type=int, default=3, help="n-gram order (default 3), as lmplz -o"
+    )
     train.add_argument(
         "--smoothing",
         default="modified_kneser_ney",
@@ -326,7 +449,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="the estimator (default: modified_kneser_ney, as lmplz); ARPA output needs one of "
         f"{', '.join(ARPA_SMOOTHINGS)}, the others are written with --format binary",
     )
-    train.add_argument("--discount", type=float, help="kneser_ney / absolute_discounting D")
+    train.add_argument(
+        "--discount", type=float, help="D of kneser_ney and absolute_discounting (default 0.75)"
+    )
     train.add_argument(
         "--discount-fallback",
         action="store_true",
@@ -345,12 +470,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     train.add_argument(
         "--prune",
-        type=int,
-        nargs="+",
-        metavar="N",
+        type=_prune_thresholds,
+        metavar="N [N ...]",
         help="as lmplz --prune: per order from unigrams up, drop n-grams seen at most N times "
-        "(their mass goes to the backoff weights); e.g. --prune 0 1 drops singletons of every "
-        "order above 1. Non-decreasing, the first 0, the last repeated for higher orders",
+        "(their mass goes to the backoff weights); e.g. --prune 0 1 (or 0,1) drops singletons "
+        "of every order above 1. Non-decreasing, the first 0, the last repeated for higher "
+        "orders; the integers right after --prune are its thresholds",
     )
     train.add_argument(
         "--min-count",
@@ -369,7 +494,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_text_options(train)
     train.set_defaults(run=_train)
 
-    evaluate = sub.add_parser("eval", help="perplexity of a text (like KenLM query -v summary)")
+    evaluate = sub.add_parser(
+        "eval",
+        help="perplexity of a text (like KenLM query -v summary)",
+        description="Perplexity of a text, including and excluding OOVs (like KenLM's query).",
+        epilog=f"Tokens: {TOKENS_HELP}; OOVs are counted among them.",
+    )
     evaluate.add_argument(
         "model", help="ARPA model (plain or compressed) or binary model (recognized by its bytes)"
     )
@@ -379,23 +509,51 @@ def build_parser() -> argparse.ArgumentParser:
     _add_text_options(evaluate)
     evaluate.set_defaults(run=_eval)
 
-    score = sub.add_parser("score", help="per-sentence or per-token scores")
+    score = sub.add_parser(
+        "score",
+        help="per-sentence or per-token scores",
+        description="Per-sentence (sentence, score, tokens) or per-token (--tokens) log scores.",
+        epilog=f"Scores are rounded to {SCORE_DIGITS} significant digits and printed in their "
+        f"shortest form (float64 noise of the base conversion dropped); {TOKENS_HELP}.",
+    )
     score.add_argument(
         "model", help="ARPA model (plain or compressed) or binary model (recognized by its bytes)"
     )
     score.add_argument("text", nargs="?", help="text to score (default: standard input)")
     score.add_argument("--tokens", action="store_true", help="one line per token, </s> included")
-    score.add_argument("--format", choices=("tsv", "jsonl"), default="tsv")
+    score.add_argument(
+        "--format",
+        choices=("tsv", "jsonl"),
+        default="tsv",
+        help="tsv: tab-separated columns (default); jsonl: one JSON object a line",
+    )
     score.add_argument(
         "--base", choices=("10", "e", "2"), default="10", help="log base (default 10, as KenLM)"
     )
     _add_text_options(score)
     score.set_defaults(run=_score)
 
-    demo = sub.add_parser("demo", help="train orders 1-5 on the bundled corpus, print perplexities")
-    demo.add_argument("--max-order", type=int, default=5)
-    demo.add_argument("--smoothing", default="modified_kneser_ney", choices=SMOOTHINGS)
-    demo.add_argument("--tokenizer", choices=("nltk", "whitespace"), default="nltk")
+    demo = sub.add_parser(
+        "demo",
+        help="train orders 1-5 on the bundled corpus, print perplexities",
+        description="Fit orders 1..N on the bundled Machado de Assis corpus and print held-out "
+        f"perplexities; {TOKENS_HELP}.",
+    )
+    demo.add_argument(
+        "--max-order", type=int, default=5, help="fit orders 1 to this one (default 5)"
+    )
+    demo.add_argument(
+        "--smoothing",
+        default="modified_kneser_ney",
+        choices=SMOOTHINGS,
+        help="the estimator (default: modified_kneser_ney)",
+    )
+    demo.add_argument(
+        "--tokenizer",
+        choices=("nltk", "whitespace"),
+        default="nltk",
+        help="how the raw novels are tokenized (default: nltk, as the Python API)",
+    )
     demo.add_argument("--test-every", type=int, default=10, help="every Nth sentence is held out")
     demo.set_defaults(run=_demo)
     return parser
@@ -403,15 +561,32 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``fastppl`` console script."""
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(_join_prune_values(sys.argv[1:] if argv is None else argv))
     try:
         return args.run(args)
     except BrokenPipeError:  # the reader went away (`| head`): not an error
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - stdout must stay open until exit
         return 0
     except (FastpplError, OSError) as e:
-        print(f"fastppl: error: {e}", file=sys.stderr)
+        print(f"fastppl: error: {_message(e)}", file=sys.stderr)
         return 1
+
+
+def _message(error: Exception) -> str:
+    """One line for an error: an OS error as "reason: 'file'" (no "[Errno 2]"), else its text."""
+    if isinstance(error, OSError) and error.strerror and error.filename:
+        return f"{error.strerror}: {str(error.filename)!r}"
+    return str(error)
+
+
+def _version() -> str:
+    """The installed distribution's version."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("fastppl")
+    except PackageNotFoundError:  # pragma: no cover - running from a bare source tree
+        return "unknown (not installed)"
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ from fastppl.text import (
     resolve_sentences,
     tokenize_text,
 )
+from fastppl.tokenize import ENGINES, Engine, punkt_model
 
 
 def _checked_tokenizer(tokenizer: str) -> str:
@@ -83,6 +84,7 @@ class Corpus:
         lowercase: bool = False,
         skip_line_prefixes: Sequence[str] = (),
         language: str = "english",
+        engine: Engine = "native",
     ) -> Corpus:
         """One document from raw text.
 
@@ -99,10 +101,11 @@ class Corpus:
                 ``"terminators"`` otherwise.
             lowercase: lowercase the text first.
             skip_line_prefixes: drop the lines that start with any of these strings.
-            language: Punkt model used by ``"nltk"`` and ``"punkt"``.
-
-        Without NLTK's Punkt data, ``tokenizer="nltk"`` tokenizes without splitting sentences
-        first and ``sentences="punkt"`` falls back to ``"terminators"``, with one warning.
+            language: Punkt model used by ``"nltk"`` and ``"punkt"`` (bundled: ``"english"``,
+                ``"portuguese"``; others from NLTK's data path, else
+                :class:`~fastppl.errors.PunktDataNotFoundError`).
+            engine: ``"native"`` (NLTK's rules ported to Rust, on all cores) or ``"python"``
+                (NLTK's own code) for ``"nltk"`` and ``"punkt"``; the tokens are the same.
 
         >>> Corpus.from_text("a b. c d!", tokenizer="whitespace").num_sentences
         2
@@ -115,6 +118,7 @@ class Corpus:
             lowercase=lowercase,
             skip_line_prefixes=skip_line_prefixes,
             language=language,
+            engine=engine,
         )
         corpus._inner.end_document()
         return corpus
@@ -130,13 +134,14 @@ class Corpus:
         encoding: str = "utf-8",
         errors: str = "strict",
         language: str = "english",
+        engine: Engine = "native",
     ) -> Corpus:
         """One document from a text file (``.gz``, ``.xz`` and ``.bz2`` are decompressed).
 
         Options as in :meth:`from_text`; ``encoding`` and ``errors`` as in :func:`open`. Invalid
         UTF-8 under ``errors="strict"`` raises :class:`fastppl.errors.CorpusDecodeError` naming
-        the file, line and byte offset. Line endings ``"\r\n"`` and ``"\r"`` become ``"\n"``,
-        except with ``tokenizer="kenlm"`` (KenLM ends lines at ``"\n"`` only; ``"\r"`` is a
+        the file, line and byte offset. Line endings ``"\\r\\n"`` and ``"\\r"`` become ``"\\n"``,
+        except with ``tokenizer="kenlm"`` (KenLM ends lines at ``"\\n"`` only; ``"\\r"`` is a
         space).
 
         >>> import fastppl
@@ -154,6 +159,7 @@ class Corpus:
             encoding=encoding,
             errors=errors,
             language=language,
+            engine=engine,
         )
 
     @classmethod
@@ -167,6 +173,7 @@ class Corpus:
         encoding: str = "utf-8",
         errors: str = "strict",
         language: str = "english",
+        engine: Engine = "native",
     ) -> Corpus:
         """One document per file; options as in :meth:`from_file`."""
         corpus = cls(_core.Corpus())
@@ -189,6 +196,7 @@ class Corpus:
                     lowercase=False,
                     skip_line_prefixes=(),
                     language=language,
+                    engine=engine,
                 )
             corpus._inner.end_document()
         return corpus
@@ -202,10 +210,13 @@ class Corpus:
         lowercase: bool,
         skip_line_prefixes: Sequence[str],
         language: str,
+        engine: str,
     ) -> None:
         if not isinstance(text, str):
             raise InvalidTypeError(f"text must be str, got {type(text).__name__}")
         _checked_tokenizer(tokenizer)
+        if engine not in ENGINES:
+            raise InvalidArgumentError(f"engine must be one of {ENGINES}, got {engine!r}")
         if sentences is not None and sentences not in SENTENCE_MODES:
             raise InvalidArgumentError(
                 f"sentences must be one of {SENTENCE_MODES}, got {sentences!r}"
@@ -216,8 +227,10 @@ class Corpus:
             self._inner.add_kenlm_text(text)  # split in Rust, blank lines kept
         elif tokenizer == "whitespace" and sentences != "punkt":
             self._inner.add_whitespace_text(text, sentences)  # split in Rust
+        elif engine == "native":  # NLTK's rules, in Rust
+            self._inner.add_nltk_text(text, punkt_model(language), sentences, tokenizer)
         else:
-            self._inner.add_sentences(tokenize_text(text, tokenizer, sentences, language))
+            self._inner.add_sentences(tokenize_text(text, tokenizer, sentences, language, engine))
 
     # ---- vocabulary ---------------------------------------------------------------------
     def limit_vocab(

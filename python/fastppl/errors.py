@@ -18,6 +18,7 @@ True
 from __future__ import annotations
 
 import errno
+from collections.abc import Sequence
 from os import PathLike
 
 __all__ = [
@@ -33,7 +34,8 @@ __all__ = [
     "ModelFormatError",
     "NotNormalizedError",
     "OutOfVocabularyError",
-    "PunktMissingWarning",
+    "PunktDataError",
+    "PunktDataNotFoundError",
     "ZeroProbabilityWarning",
 ]
 
@@ -201,6 +203,55 @@ class ModelFormatError(FastpplError, ValueError):
         return (type(self), (self.message, self.path, self.line))
 
 
+class PunktDataError(FastpplError, ValueError):
+    """A file of Punkt parameters (``punkt_tab/<language>/``) is malformed or unreadable.
+
+    Attributes:
+        path: The file, as a string.
+        line: Line number (1-based) of the offending line.
+    """
+
+    def __init__(self, message: str, path: StrPath | None = None, line: int | None = None) -> None:
+        self.path = _path_str(path)
+        self.line = line
+        self.message = message
+        super().__init__(message)
+
+    def __reduce__(self):
+        return (type(self), (self.message, self.path, self.line))
+
+
+class PunktDataNotFoundError(FastpplError, LookupError):
+    """No Punkt parameters (``punkt_tab/<language>/``) for a language: not bundled with fastppl
+    (English and Portuguese are) and not on NLTK's data path.
+
+    Attributes:
+        language: The language asked for.
+        searched: The NLTK data folders looked in.
+    """
+
+    def __init__(
+        self,
+        message: str | None = None,
+        language: str | None = None,
+        searched: Sequence[str] = (),
+    ) -> None:
+        self.language = language
+        self.searched = list(searched)
+        if message is None:
+            message = (
+                f"no Punkt parameters for language {language!r}: fastppl bundles 'english' and "
+                f"'portuguese', and tokenizers/punkt_tab/{language}/ is not in NLTK's data path "
+                f"({', '.join(self.searched) or 'empty'}); get it with "
+                f"`python -m nltk.downloader punkt_tab` or set NLTK_DATA to a folder that holds it"
+            )
+        self.message = message
+        super().__init__(message)
+
+    def __reduce__(self):
+        return (type(self), (self.message, self.language, self.searched))
+
+
 class ModelFileNotFoundError(FastpplError, FileNotFoundError):
     """A model file does not exist (also a :class:`FileNotFoundError`)."""
 
@@ -229,12 +280,4 @@ class ZeroProbabilityWarning(FastpplWarning):
 
     Issued by unsmoothed estimators (``mle``) when the evaluated text holds an n-gram never seen in
     training; the result is ``inf``, never ``NaN``.
-    """
-
-
-class PunktMissingWarning(FastpplWarning):
-    """NLTK's Punkt sentence model (``punkt_tab``) for the requested language is not installed.
-
-    Issued once per language and process; tokenization then falls back to a rule that needs no
-    Punkt data (see :func:`fastppl.text.tokenize_text`).
     """

@@ -1,6 +1,6 @@
 """Reading, cleaning and tokenizing text: the Python definition of fastppl's text pipeline.
 
-Pure functions, no state except a note of the Punkt warnings already issued. The pipeline is
+Pure functions, no state. The pipeline is
 
 1. :func:`read_text`: read a file (``.gz``, ``.xz``, ``.bz2`` decompressed by extension), decode
    it, normalize line endings to ``"\\n"``, then :func:`clean_text`;
@@ -8,19 +8,13 @@ Pure functions, no state except a note of the Punkt warnings already issued. The
 3. :func:`tokenize_text`: split into sentences of tokens.
 
 The Rust core has a fast path for ``tokenizer="whitespace"`` and ``tokenizer="kenlm"``; the
-functions here are their definition and fallback.
+functions here are their definition.
 
-Punkt data is optional. NLTK's ``word_tokenize`` and ``sent_tokenize`` need the ``punkt_tab``
-model of the language (``NLTK_DATA=../shared/nltk_data`` in this project, or
-``python -m nltk.downloader punkt_tab``). When it is missing, fastppl issues one
-:class:`~fastppl.errors.PunktMissingWarning` per language and falls back:
-
-* ``tokenizer="nltk"`` runs ``word_tokenize(text, preserve_line=True)``: the same word rules,
-  without the Punkt sentence split first. NLTK's word rules split off only the period that
-  ends the string, so a period ending a sentence inside the text stays attached to its word
-  (``"dia."``), and fewer sentences end on a ``"."`` token: on the Machado corpus (tutorial
-  pipeline) this gives 600,403 tokens instead of 629,335;
-* ``sentences="punkt"`` becomes ``sentences="terminators"``.
+``tokenizer="nltk"`` and ``sentences="punkt"`` are NLTK's ``word_tokenize`` and
+``sent_tokenize`` (NLTK 3.10.4 output), run natively by default (:mod:`fastppl.tokenize`:
+``engine="native"``) or by NLTK's own code (``engine="python"``), with the Punkt parameters bundled
+for English and Portuguese or found on NLTK's data path; a language with no parameters raises
+:class:`~fastppl.errors.PunktDataNotFoundError`.
 
 >>> tokenize_text("Bom dia. Que tal?", tokenizer="whitespace")  # no token is a terminator
 [['Bom', 'dia.', 'Que', 'tal?']]
@@ -36,18 +30,18 @@ import gzip
 import itertools
 import lzma
 import re
-import warnings
 from collections.abc import Iterable, Iterator
 from os import PathLike, fspath
 from pathlib import Path
 from typing import Literal, get_args
 
+from fastppl import _core
 from fastppl.errors import (
     CorpusDecodeError,
     CorpusFileNotFoundError,
     InvalidArgumentError,
-    PunktMissingWarning,
 )
+from fastppl.tokenize import ENGINES, Engine, punkt_available, punkt_model, sent_tokenize
 
 __all__ = [
     "KENLM_SPACES",
@@ -84,9 +78,6 @@ KENLM_SPACES = " \t\n\v\f\r"
 _KENLM_SPLIT = re.compile("[" + re.escape(KENLM_SPACES) + "]+")
 
 _OPENERS = {".gz": gzip.open, ".xz": lzma.open, ".bz2": bz2.open}
-
-# Languages for which the PunktMissingWarning was already issued (one warning per language).
-_PUNKT_WARNED: set[str] = set()
 
 
 def _choice(name: str, value: object, choices: tuple[str, ...]) -> None:
@@ -266,67 +257,6 @@ def clean_text(text: str, skip_line_prefixes: Iterable[str] = (), lowercase: boo
     return text.lower() if lowercase else text
 
 
-def punkt_available(language: str = "english") -> bool:
-    """Whether NLTK's Punkt model (``punkt_tab``) for ``language`` is installed.
-
-    Looks in ``nltk.data.path`` (which includes ``$NLTK_DATA``) at each call, so a path added at
-    run time is seen.
-
-    Args:
-        language: An NLTK language name (``"english"``, ``"portuguese"`` ...).
-
-    Returns:
-        True if ``tokenizers/punkt_tab/<language>/`` is found.
-
-    >>> punkt_available("no-such-language")
-    False
-    """
-    import nltk.data
-
-    try:
-        nltk.data.find(f"tokenizers/punkt_tab/{language}/")
-    except (LookupError, OSError, ValueError):
-        return False
-    return True
-
-
-def _warn_punkt_missing(language: str) -> None:
-    if language in _PUNKT_WARNED:
-        return
-    _PUNKT_WARNED.add(language)
-    warnings.warn(
-        f"NLTK Punkt data for {language!r} (tokenizers/punkt_tab/{language}/) was not found; "
-        "install it with `python -m nltk.downloader punkt_tab` or point NLTK_DATA at a folder "
-        "that holds it. Falling back: tokenizer='nltk' uses word_tokenize(text, "
-        "preserve_line=True) (no Punkt sentence split, slightly different tokens) and "
-        "sentences='punkt' uses sentences='terminators'. This warning is shown once per language.",
-        PunktMissingWarning,
-        stacklevel=4,
-    )
-
-
-def _punkt_ok(language: str) -> bool:
-    if punkt_available(language):
-        return True
-    _warn_punkt_missing(language)
-    return False
-
-
-def _words(text: str, tokenizer: str, language: str, punkt: bool) -> list[str]:
-    if tokenizer == "whitespace":
-        return text.split()
-    if tokenizer == "kenlm":
-        return [t for t in _KENLM_SPLIT.split(text) if t]
-    from nltk.tokenize import word_tokenize
-
-    if punkt:
-        try:
-            return word_tokenize(text, language=language)
-        except LookupError:  # found but unloadable: behave as if missing
-            _warn_punkt_missing(language)
-    return word_tokenize(text, language=language, preserve_line=True)
-
-
 def resolve_sentences(tokenizer: str, sentences: str | None) -> str:
     """The sentence mode for ``tokenizer`` (None: ``"lines"`` for ``"kenlm"``, else
     ``"terminators"``); ``"kenlm"`` reads lines only.
@@ -403,12 +333,13 @@ def tokenize_text(
     tokenizer: Tokenizer = "nltk",
     sentences: SentenceMode | None = None,
     language: str = "english",
+    engine: Engine = "native",
 ) -> list[list[str]]:
     r"""Split a text into sentences of tokens.
 
     Tokenizers:
 
-    * ``"nltk"``: ``nltk.word_tokenize(text, language=language)`` exactly;
+    * ``"nltk"``: NLTK's ``word_tokenize(text, language=language)`` exactly (NLTK 3.10.4);
     * ``"whitespace"``: ``str.split()`` (any Unicode whitespace, as Python defines it);
     * ``"kenlm"``: exactly as KenLM: one sentence per line, ASCII whitespace, blank lines are
       empty sentences (:func:`kenlm_sentences`; ``sentences`` must be ``"lines"`` or None).
@@ -418,29 +349,30 @@ def tokenize_text(
     * ``"terminators"``: tokenize the whole text, then end a sentence after each token in
       :data:`TERMINATORS` (the tutorial's ``t in ".!?"``); the tokens after the last terminator
       form a final sentence;
-    * ``"punkt"``: ``nltk.sent_tokenize(text, language=language)``, then each sentence tokenized
+    * ``"punkt"``: NLTK's ``sent_tokenize(text, language=language)``, then each sentence tokenized
       on its own (``word_tokenize(s, preserve_line=True)`` or ``s.split()``);
     * ``"lines"``: each line (split on ``"\n"``) tokenized on its own is a sentence;
     * ``"none"``: the whole text is one token sequence.
 
     ``sentences=None`` means ``"lines"`` for ``"kenlm"``, ``"terminators"`` otherwise. Empty
     sentences are dropped (except by ``"kenlm"``), so an empty or blank text gives ``[]``.
-    Without Punkt data for ``language``, warns once
-    (:class:`~fastppl.errors.PunktMissingWarning`) and falls back as the module documentation
-    says; it never fails for lack of Punkt data.
 
     Args:
         text: The text (already cleaned, see :func:`read_text`).
         tokenizer: ``"nltk"``, ``"whitespace"`` or ``"kenlm"``.
         sentences: ``"terminators"``, ``"punkt"``, ``"lines"``, ``"none"`` or None.
         language: NLTK language name for Punkt (``"english"``, ``"portuguese"`` ...).
+        engine: For ``"nltk"`` and ``"punkt"``: ``"native"`` (the Rust port, on all cores) or
+            ``"python"`` (NLTK's own code); the result is the same.
 
     Returns:
         The sentences, each a non-empty list of tokens.
 
     Raises:
-        InvalidArgumentError: Unknown ``tokenizer`` or ``sentences``, or ``"kenlm"`` with
-            ``sentences`` other than ``"lines"``.
+        InvalidArgumentError: Unknown ``tokenizer``, ``sentences``, ``engine`` or ``language``,
+            or ``"kenlm"`` with ``sentences`` other than ``"lines"``.
+        PunktDataNotFoundError: ``"nltk"`` or ``"punkt"`` for a language with no Punkt
+            parameters (see :func:`fastppl.tokenize.punkt_dir`).
 
     >>> tokenize_text("um dois\n\ntrês", tokenizer="whitespace", sentences="lines")
     [['um', 'dois'], ['três']]
@@ -448,42 +380,53 @@ def tokenize_text(
     [['um', '.', 'dois']]
     >>> tokenize_text("(um) dois!", tokenizer="nltk", sentences="terminators")
     [['(', 'um', ')', 'dois', '!']]
+    >>> tokenize_text("Dr. Who came. He left.", sentences="punkt", engine="python")
+    [['Dr.', 'Who', 'came', '.'], ['He', 'left', '.']]
     >>> tokenize_text("  \n ")
     []
     """
     _choice("tokenizer", tokenizer, TOKENIZERS)
-    sentences = resolve_sentences(tokenizer, sentences)
+    _choice("engine", engine, ENGINES)
+    mode = resolve_sentences(tokenizer, sentences)
     if not isinstance(text, str):
         raise InvalidArgumentError(f"text must be a str, got {type(text).__name__}")
     if tokenizer == "kenlm":
         return kenlm_sentences(text)
     if not isinstance(language, str) or not language:
         raise InvalidArgumentError(f"language={language!r} must be a non-empty string")
-    if not text or text.isspace():
-        return []
-    need_punkt = tokenizer == "nltk" or sentences == "punkt"
-    punkt = _punkt_ok(language) if need_punkt else False
-
-    if sentences == "punkt" and punkt:
-        from nltk.tokenize import sent_tokenize
-
-        try:
-            parts = sent_tokenize(text, language=language)
-        except LookupError:
-            _warn_punkt_missing(language)
-            punkt = False
-        else:
-            if tokenizer == "whitespace":
-                out = [s.split() for s in parts]
-            else:
-                from nltk.tokenize import word_tokenize
-
-                out = [word_tokenize(s, language=language, preserve_line=True) for s in parts]
+    if tokenizer == "whitespace" and mode != "punkt":
+        if mode == "lines":
+            out = [line.split() for line in text.split("\n")]
             return [s for s in out if s]
-    if sentences == "lines":
-        out = [_words(line, tokenizer, language, punkt) for line in text.split("\n")]
+        tokens = text.split()
+        if mode == "none":
+            return [tokens] if tokens else []
+        return split_terminators(tokens)
+    model = punkt_model(language)  # raises when the language has no Punkt parameters
+    if engine == "native":
+        if tokenizer == "whitespace":  # mode == "punkt"
+            return [s.split() for s in model.sent_tokenize(text) if s.split()]
+        corpus = _core.Corpus()
+        corpus.add_nltk_text(text, model, mode)
+        return corpus.sentences(0, corpus.num_sentences)
+    return _python_sentences(text, tokenizer, mode, language)
+
+
+def _python_sentences(text: str, tokenizer: str, sentences: str, language: str) -> list[list[str]]:
+    """:func:`tokenize_text` by NLTK's own code (``engine="python"``)."""
+    from fastppl.tokenize import word_tokenize
+
+    if sentences == "punkt":
+        parts = sent_tokenize(text, language, "python")
+        if tokenizer == "whitespace":
+            out = [s.split() for s in parts]
+        else:
+            out = [word_tokenize(s, language, True, "python") for s in parts]
         return [s for s in out if s]
-    tokens = _words(text, tokenizer, language, punkt)
+    if sentences == "lines":
+        out = [word_tokenize(line, language, engine="python") for line in text.split("\n")]
+        return [s for s in out if s]
+    tokens = word_tokenize(text, language, engine="python")
     if sentences == "none":
         return [tokens] if tokens else []
-    return split_terminators(tokens)  # "terminators", or "punkt" without Punkt data
+    return split_terminators(tokens)

@@ -540,7 +540,8 @@ pub fn modified_kn_discounts(order: usize, n: [u64; 5], fallback: bool) -> Resul
     Err(Error::invalid(format!(
         "modified Kneser-Ney: the discounts of order {order} are out of range ({:?}) from \
          count-of-counts n1..n4 = {:?}; the corpus is too small or too uniform for this order. \
-         Pass discount_fallback=True to use D1=0.5, D2=1, D3+=1.5 as lmplz --discount_fallback does",
+         Pass discount_fallback=True (fastppl train --discount-fallback) to use D1=0.5, D2=1, \
+         D3+=1.5 as lmplz --discount_fallback does",
         d,
         &n[1..]
     )))

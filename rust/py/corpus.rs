@@ -5,6 +5,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyString;
 
 use super::errors::{to_pyerr, type_error};
+use super::nltk::PyPunktModel;
 use crate::corpus::{kenlm_tokens, Corpus, SentenceMode};
 
 /// Documents of sentences of tokens, interned; built by `fastppl.Corpus`.
@@ -19,7 +20,7 @@ impl PyCorpus {
         f(&self.inner.read().expect("corpus lock poisoned"))
     }
 
-    fn with_mut<R>(&self, f: impl FnOnce(&mut Corpus) -> R) -> R {
+    pub fn with_mut<R>(&self, f: impl FnOnce(&mut Corpus) -> R) -> R {
         f(&mut self.inner.write().expect("corpus lock poisoned"))
     }
 }
@@ -68,6 +69,21 @@ impl PyCorpus {
         let mode = SentenceMode::parse(mode).map_err(to_pyerr)?;
         py.detach(|| self.with_mut(|c| c.push_whitespace_text(text, mode)))
             .map_err(to_pyerr)
+    }
+
+    /// Appends `text` tokenized as NLTK does: `words` (`"nltk"` or `"whitespace"`) on each Punkt
+    /// sentence of `punkt` (None: NLTK's `preserve_line=True`), grouped by `sentences`
+    /// (`"punkt"`, `"lines"`, `"terminators"` or `"none"`).
+    #[pyo3(signature = (text, punkt, sentences, words="nltk"))]
+    fn add_nltk_text(
+        &self,
+        py: Python<'_>,
+        text: &str,
+        punkt: Option<&Bound<'_, PyPunktModel>>,
+        sentences: &str,
+        words: &str,
+    ) -> PyResult<()> {
+        super::nltk::add_nltk_text(py, self, text, punkt, sentences, words)
     }
 
     /// Appends the sentences of `text` read as KenLM reads them: one per line, ASCII whitespace

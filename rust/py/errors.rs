@@ -51,6 +51,7 @@ pub fn to_pyerr(err: Error) -> PyErr {
             Error::ModelFormat { path, line, .. } => {
                 raise(py, "ModelFormatError", (msg, path, line))
             }
+            Error::PunktData { path, line, .. } => raise(py, "PunktDataError", (msg, path, line)),
             Error::BinaryFormat { path, .. } => {
                 raise(py, "ModelFormatError", (msg, path, py.None()))
             }

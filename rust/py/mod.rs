@@ -5,6 +5,7 @@ mod corpus;
 mod errors;
 mod metrics;
 mod model;
+mod nltk;
 
 use pyo3::prelude::*;
 
@@ -19,6 +20,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     model::register_smoothings(m)?;
     m.add_class::<corpus::PyCorpus>()?;
     m.add_class::<model::PyModel>()?;
+    m.add_class::<nltk::PyPunktModel>()?;
+    m.add_function(wrap_pyfunction!(nltk::nltk_word_tokenize, m)?)?;
     m.add_function(wrap_pyfunction!(model::count_ngrams, m)?)?;
     m.add_function(wrap_pyfunction!(model::train_arpa, m)?)?;
     m.add("MIN_MEMORY", crate::estimate::budgeted::MIN_MEMORY)?;

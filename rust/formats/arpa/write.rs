@@ -179,20 +179,32 @@ pub fn write_arpa_to(model: &Model, w: &mut impl Write) -> io::Result<()> {
     writer.finish().map(drop)
 }
 
+/// "a" or "an" before an estimator's name, as it is read aloud ("an additive", "an mle").
+fn article(smoothing: &str) -> &'static str {
+    let vowel = smoothing.starts_with(['a', 'e', 'i', 'o', 'u']) || smoothing == "mle";
+    if vowel {
+        "an"
+    } else {
+        "a"
+    }
+}
+
 /// Refuses the models that have no ARPA form.
 pub fn check_writable(model: &Model) -> Result<()> {
     if model.fallback == Fallback::Flat {
         return Err(Error::invalid(format!(
-            "a {} model cannot be written as ARPA: its probabilities do not back off to shorter \
+            "{} {} model cannot be written as ARPA: its probabilities do not back off to shorter \
              histories (backoff form needs an interpolated or backoff estimator such as \
              modified_kneser_ney, kneser_ney, witten_bell or absolute_discounting)",
+            article(&model.smoothing),
             model.smoothing
         )));
     }
     if !model.normalized || model.missing_weight != 0.0 {
         return Err(Error::invalid(format!(
-            "a {} model gives scores, not probabilities: an ARPA file of it would be read as a \
+            "{} {} model gives scores, not probabilities: an ARPA file of it would be read as a \
              probability model by other tools, so fastppl refuses to write one",
+            article(&model.smoothing),
             model.smoothing
         )));
     }

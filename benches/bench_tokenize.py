@@ -1,0 +1,215 @@
+"""Benchmark: fastppl's native NLTK tokenizer vs NLTK's ``word_tokenize``, and the seed tutorial's
+whole job (raw file -> perplexity) vs plain Python + NLTK.
+
+Each case runs in a fresh subprocess (its peak memory, ``ru_maxrss``, is its own) ``--repeats``
+times; the report gives medians and ratios against the baseline measured in the same run.
+
+    python benches/bench_tokenize.py               # Machado + Gutenberg (needs ../shared)
+    python benches/bench_tokenize.py --quick       # Machado only, one repeat
+    python benches/bench_tokenize.py --json out.json
+
+Cases:
+- ``tokenize``: ``word_tokenize(text)`` (English Punkt, then the word rules) on text already in
+  memory; MB/s of UTF-8 input. NLTK runs on Machado (3.1 MB) and on the first ``--nltk-mb`` MB of
+  Gutenberg shard 0 (NLTK takes ~1.5 min for a whole 64 MB shard, and needs its 5 s regex time
+  limit lifted to finish at all); fastppl on Machado and on the whole shard.
+- ``tutorial``: read Machado, drop ``#``/``%`` lines, lowercase, ``word_tokenize``, sentences
+  ended by ``.!?`` tokens, unigram + bigram MLE perplexity (base 2, no ``<s>``/``</s>``): plain
+  Python + NLTK vs ``Corpus.from_file(tokenizer="nltk")`` + ``NGramModel.fit`` + ``evaluate``.
+- ``gutenberg_corpus``: the five Gutenberg shards (~320 MB) into a ``Corpus`` with
+  ``tokenizer="nltk"``; peak memory against the size of the token output (the tokens' UTF-8
+  bytes plus one separator each).
+
+Use a release build (``maturin develop --release``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+MACHADO = SHARED / "corpora" / "machado" / "machadodeassiscorpus.txt"
+GUTENBERG = sorted((SHARED / "corpora" / "gutenberg").glob("gutenberg-*.txt.xz"))
+
+
+def _text(corpus: str, mb: float | None) -> str:
+    from fastppl.text import read_text
+
+    if corpus == "machado":
+        text = read_text(MACHADO, skip_line_prefixes=("#", "%"))
+    else:
+        text = read_text(GUTENBERG[0])
+    if mb:
+        text = text[: int(mb * 1e6)]
+    return text
+
+
+def case_tokenize(engine: str, corpus: str, mb: float | None = None) -> dict:
+    import nltk.redos
+
+    from fastppl.tokenize import word_tokenize
+
+    nltk.redos.DEFAULT_TIMEOUT = None  # NLTK times out on large texts otherwise
+    text = _text(corpus, mb)
+    start = time.perf_counter()
+    tokens = word_tokenize(text, engine=engine)  # type: ignore[arg-type]
+    seconds = time.perf_counter() - start
+    return {"seconds": seconds, "mb": len(text.encode()) / 1e6, "tokens": len(tokens)}
+
+
+def _python_tutorial() -> float:
+    """The seed tutorial's code: plain Python and NLTK."""
+    import math
+    from collections import Counter
+    from itertools import pairwise
+
+    from nltk.tokenize import word_tokenize
+
+    with open(MACHADO, encoding="utf-8") as f:
+        text = "".join(line.lower() for line in f if not line.startswith(("#", "%")))
+    tokens = word_tokenize(text)
+    sentences, current = [], []
+    for t in tokens:
+        current.append(t)
+        if t in ".!?":
+            sentences.append(current)
+            current = []
+    if current:
+        sentences.append(current)
+    unigrams = Counter(tokens)
+    bigrams = Counter(b for s in sentences for b in pairwise(s))
+    n = len(tokens)
+    log2p = 0.0
+    for s in sentences:
+        log2p += math.log2(unigrams[s[0]] / n)
+        for a, b in pairwise(s):
+            log2p += math.log2(bigrams[(a, b)] / unigrams[a])
+    uni = sum(math.log2(unigrams[t] / n) for t in tokens)
+    return 2 ** (-uni / n) + 2 ** (-log2p / n)
+
+
+def _fastppl_tutorial() -> float:
+    import fastppl
+
+    corpus = fastppl.Corpus.from_file(
+        MACHADO, tokenizer="nltk", lowercase=True, skip_line_prefixes=("#", "%")
+    )
+    uni = fastppl.NGramModel.fit(corpus, order=1, smoothing="mle", bos_eos=False)
+    bi = fastppl.NGramModel.fit(corpus, order=2, smoothing="mle", bos_eos=False)
+    return uni.evaluate(corpus).perplexity + bi.evaluate(corpus).perplexity
+
+
+def case_tutorial(impl: str) -> dict:
+    import nltk.redos
+
+    import fastppl  # imported before the clock starts, as NLTK is
+
+    nltk.redos.DEFAULT_TIMEOUT = None
+    assert fastppl.__version__
+    start = time.perf_counter()
+    value = _python_tutorial() if impl == "python" else _fastppl_tutorial()
+    return {"seconds": time.perf_counter() - start, "value": value}
+
+
+def case_gutenberg_corpus() -> dict:
+    import fastppl
+
+    start = time.perf_counter()
+    corpus = fastppl.Corpus.from_files(GUTENBERG, tokenizer="nltk", sentences="punkt")
+    seconds = time.perf_counter() - start
+    counts = corpus.token_counts()
+    output = sum((len(t.encode()) + 1) * n for t, n in counts.items())
+    return {"seconds": seconds, "tokens": corpus.num_tokens, "output_mb": output / 1e6}
+
+
+CASES = {
+    "tokenize": case_tokenize,
+    "tutorial": case_tutorial,
+    "gutenberg_corpus": case_gutenberg_corpus,
+}
+
+
+def measure(name: str, repeats: int, **kwargs: object) -> dict:
+    runs = []
+    for _ in range(repeats):
+        proc = subprocess.run(
+            [sys.executable, __file__, "--case", name, "--kwargs", json.dumps(kwargs)],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "NLTK_DATA": str(SHARED / "nltk_data")},  # for plain NLTK
+            check=False,
+        )
+        if proc.returncode != 0:
+            raise RuntimeError(f"case {name} {kwargs} failed:\n{proc.stderr}")
+        runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    out = {**runs[0], "name": name, "kwargs": kwargs, "runs": len(runs)}
+    for key in ("seconds", "peak_rss_mb"):
+        out[key] = statistics.median(r[key] for r in runs)
+    if "mb" in out:
+        out["mb_per_s"] = out["mb"] / out["seconds"]
+    label = " ".join(f"{k}={v}" for k, v in kwargs.items())
+    extra = f"{out['mb_per_s']:8.2f} MB/s" if "mb" in out else ""
+    print(
+        f"  {name:<17} {label:<40} {out['seconds']:8.3f} s {extra}  "
+        f"{out['peak_rss_mb']:7.0f} MB peak (median of {len(runs)})",
+        flush=True,
+    )
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--quick", action="store_true", help="Machado only, one repeat")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--nltk-mb", type=float, default=8.0)
+    parser.add_argument("--json", type=Path)
+    parser.add_argument("--case", help=argparse.SUPPRESS)
+    parser.add_argument("--kwargs", default="{}", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.case:
+        import resource
+
+        out = CASES[args.case](**json.loads(args.kwargs))
+        out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(json.dumps(out))
+        return
+    reps = 1 if args.quick else args.repeats
+    print(f"cores: {os.cpu_count()}")
+    results = []
+    native = measure("tokenize", reps, engine="native", corpus="machado")
+    nltk = measure("tokenize", reps, engine="python", corpus="machado")
+    results += [native, nltk]
+    print(f"  => Machado: {native['mb_per_s'] / nltk['mb_per_s']:.0f}x NLTK's word_tokenize")
+    fast = measure("tutorial", reps, impl="fastppl")
+    slow = measure("tutorial", reps, impl="python")
+    results += [fast, slow]
+    assert abs(fast["value"] - slow["value"]) < 1e-6 * slow["value"], (fast, slow)
+    print(f"  => tutorial job (raw file -> perplexity): {slow['seconds'] / fast['seconds']:.0f}x")
+    if not args.quick:
+        native = measure("tokenize", reps, engine="native", corpus="gutenberg")
+        nltk = measure("tokenize", reps, engine="python", corpus="gutenberg", mb=args.nltk_mb)
+        results += [native, nltk]
+        print(f"  => Gutenberg: {native['mb_per_s'] / nltk['mb_per_s']:.0f}x NLTK's word_tokenize")
+        big = measure("gutenberg_corpus", 1)
+        results.append(big)
+        print(
+            f"  => 5 Gutenberg shards: {big['tokens']:,} tokens in {big['seconds']:.1f} s; "
+            f"peak {big['peak_rss_mb']:.0f} MB = {big['peak_rss_mb'] / big['output_mb']:.2f}x "
+            f"the token output ({big['output_mb']:.0f} MB)"
+        )
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()

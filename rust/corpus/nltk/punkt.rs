@@ -1,0 +1,600 @@
+//! NLTK's `PunktSentenceTokenizer` at inference (`nltk/tokenize/punkt.py`, NLTK 3.10.4):
+//! sentence spans of a text, given a language's [`PunktParams`].
+//!
+//! The steps are NLTK's, in its order:
+//! 1. `_match_potential_end_contexts`: each `.`, `?` or `!` followed by a non-word character or
+//!    by whitespace and a token is a candidate; its context is the word before it (found by
+//!    NLTK's rule, quirks included: `string.whitespace` only, and an index 0 counts as "none")
+//!    up to the end of the next token; a candidate whose word overlaps the next candidate's is
+//!    dropped;
+//! 2. `text_contains_sentbreak`: the context is split into tokens by `PunktLanguageVars`' word
+//!    regex (hand-coded: it needs lookaheads and a lazy `\S+?`), annotated by the first pass
+//!    (sentence ends, ellipses, abbreviations) and the second pass (collocations, orthographic
+//!    heuristic, sentence starters, initials and numbers); a break before the last token splits;
+//! 3. `_slices_from_text`, then `_realign_boundaries` (closing quotes and brackets after a break
+//!    join the sentence before it); the last sentence ends at `text.rstrip()`.
+//!
+//! Offsets are byte offsets into the `&str` (NLTK's are code points; every comparison is between
+//! offsets of the same string, so the spans are the same sentences).
+
+use super::chars::{
+    is_ascii_whitespace, is_digit, is_py_lower, is_py_upper, is_space, is_word_not_digit,
+    py_is_blank, py_rstrip,
+};
+use super::params::{ortho, PunktParams};
+
+/// A sentence: `text[start..end]`, empty when `start >= end` (NLTK can yield an empty sentence
+/// there, as Python's slicing does).
+pub type Span = (usize, usize);
+
+/// `PunktLanguageVars._re_non_word_chars`: characters that cannot appear within words.
+fn is_non_word(c: char) -> bool {
+    matches!(
+        c,
+        ')' | '"'
+            | ';'
+            | '}'
+            | ']'
+            | '*'
+            | ':'
+            | '@'
+            | '\''
+            | '('
+            | '{'
+            | '['
+            | '\u{2018}'
+            | '\u{2019}'
+            | '\u{201c}'
+            | '\u{201d}'
+            | '\u{ab}'
+            | '\u{bb}'
+            | '?'
+            | '!'
+    )
+}
+
+/// `PunktLanguageVars._re_word_start` excludes these from starting a word.
+fn is_not_word_start(c: char) -> bool {
+    matches!(
+        c,
+        '(' | '"'
+            | '`'
+            | '{'
+            | '['
+            | ':'
+            | ';'
+            | '&'
+            | '#'
+            | '*'
+            | '@'
+            | ')'
+            | '}'
+            | ']'
+            | '-'
+            | ','
+    )
+}
+
+/// `re_boundary_realignment`'s leading class: closing quotes and brackets.
+fn is_realigned(c: char) -> bool {
+    matches!(
+        c,
+        '"' | '\''
+            | ')'
+            | ']'
+            | '}'
+            | '\u{2018}'
+            | '\u{2019}'
+            | '\u{201c}'
+            | '\u{201d}'
+            | '\u{ab}'
+            | '\u{bb}'
+    )
+}
+
+fn char_at(s: &str, i: usize) -> Option<char> {
+    s[i..].chars().next()
+}
+
+/// `_re_multi_char_punct` (`\-{2,}|\.{2,}|(?:\.\s){2,}\.`) at byte `i` of `s`: its length.
+fn multi_char_at(s: &str, i: usize) -> Option<usize> {
+    let b = &s.as_bytes()[i..];
+    let run = |c: u8| b.iter().take_while(|&&x| x == c).count();
+    if b.starts_with(b"--") {
+        return Some(run(b'-'));
+    }
+    if b.starts_with(b"..") {
+        return Some(run(b'.'));
+    }
+    if b.first() != Some(&b'.') {
+        return None;
+    }
+    // (\.\s){n} greedily, then a final "." (backing off one repetition if needed).
+    let mut ends = vec![i]; // ends[k]: end of k repetitions
+    let mut j = i;
+    while s[j..].starts_with('.') {
+        match char_at(s, j + 1) {
+            Some(c) if is_space(c) => {
+                j += 1 + c.len_utf8();
+                ends.push(j);
+            }
+            _ => break,
+        }
+    }
+    let n = ends.len() - 1;
+    if n >= 2 && s[ends[n]..].starts_with('.') {
+        Some(ends[n] + 1 - i)
+    } else if n >= 3 {
+        Some(ends[n - 1] + 1 - i)
+    } else {
+        None
+    }
+}
+
+/// The lookahead after `\S+?` in `_word_tokenize_fmt`: a word ends before byte `j`.
+fn word_ends_at(s: &str, j: usize) -> bool {
+    let Some(c) = char_at(s, j) else {
+        return true; // $
+    };
+    if is_space(c) || is_non_word(c) || multi_char_at(s, j).is_some() {
+        return true;
+    }
+    if c == ',' {
+        let k = j + 1;
+        return match char_at(s, k) {
+            None => true,
+            Some(d) => is_space(d) || is_non_word(d) || multi_char_at(s, k).is_some(),
+        };
+    }
+    false
+}
+
+/// `PunktLanguageVars.word_tokenize` (`_word_tokenize_fmt` with `findall`) on one line.
+fn line_words<'a>(line: &'a str, out: &mut Vec<&'a str>) {
+    let mut i = 0;
+    while let Some(c) = char_at(line, i) {
+        if let Some(n) = multi_char_at(line, i) {
+            out.push(&line[i..i + n]);
+            i += n;
+        } else if is_space(c) {
+            i += c.len_utf8();
+        } else if is_not_word_start(c) {
+            out.push(&line[i..i + c.len_utf8()]);
+            i += c.len_utf8();
+        } else {
+            let mut j = i + c.len_utf8();
+            while !word_ends_at(line, j) {
+                j += char_at(line, j).map_or(0, char::len_utf8);
+            }
+            out.push(&line[i..j]);
+            i = j;
+        }
+    }
+}
+
+/// `PunktBaseClass._tokenize_words`: the tokens of the lines that are not blank.
+fn words(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    for line in text.split('\n') {
+        if !py_is_blank(line) {
+            line_words(line, &mut out);
+        }
+    }
+    out
+}
+
+/// `PunktToken._RE_NUMERIC` (`^-?[\.,]?\d[\d,\.-]*\.?$`) matches the whole of `s`.
+fn is_numeric(s: &str) -> bool {
+    let mut rest = s.strip_prefix('-').unwrap_or(s);
+    rest = rest
+        .strip_prefix('.')
+        .or_else(|| rest.strip_prefix(','))
+        .unwrap_or(rest);
+    let mut chars = rest.chars();
+    chars.next().is_some_and(is_digit) && chars.all(|c| is_digit(c) || matches!(c, ',' | '.' | '-'))
+}
+
+/// The annotations of `PunktToken` that inference uses.
+struct Token<'a> {
+    tok: &'a str,
+    /// `type`: lowercased, numbers as `##number##`.
+    typ: String,
+    period_final: bool,
+    sentbreak: bool,
+    abbr: bool,
+    ellipsis: bool,
+}
+
+/// `type[:-1]` when the type is longer than one character and ends with a period.
+fn without_period(typ: &str) -> &str {
+    match typ.strip_suffix('.') {
+        Some(t) if !t.is_empty() => t,
+        _ => typ,
+    }
+}
+
+impl<'a> Token<'a> {
+    fn new(tok: &'a str) -> Self {
+        let lower = tok.to_lowercase();
+        let typ = if is_numeric(&lower) {
+            "##number##".to_string()
+        } else {
+            lower
+        };
+        Token {
+            tok,
+            typ,
+            period_final: tok.ends_with('.'),
+            sentbreak: false,
+            abbr: false,
+            ellipsis: false,
+        }
+    }
+
+    fn type_no_period(&self) -> &str {
+        without_period(&self.typ)
+    }
+
+    fn type_no_sentperiod(&self) -> &str {
+        if self.sentbreak {
+            self.type_no_period()
+        } else {
+            &self.typ
+        }
+    }
+
+    fn first_upper(&self) -> bool {
+        self.tok.chars().next().is_some_and(is_py_upper)
+    }
+
+    fn first_lower(&self) -> bool {
+        self.tok.chars().next().is_some_and(is_py_lower)
+    }
+
+    /// `_RE_ELLIPSIS` (`\.\.+$`).
+    fn is_ellipsis(&self) -> bool {
+        self.tok.len() >= 2 && self.tok.bytes().all(|b| b == b'.')
+    }
+
+    /// `_RE_INITIAL` (`[^\W\d]\.$`).
+    fn is_initial(&self) -> bool {
+        let mut chars = self.tok.chars();
+        matches!(
+            (chars.next(), chars.next(), chars.next()),
+            (Some(c), Some('.'), None) if is_word_not_digit(c)
+        )
+    }
+}
+
+/// The answer of `_ortho_heuristic`.
+#[derive(PartialEq, Eq)]
+enum Starter {
+    Yes,
+    No,
+    Unknown,
+}
+
+/// NLTK's Punkt sentence tokenizer with one language's parameters.
+#[derive(Debug, Clone)]
+pub struct Punkt {
+    params: PunktParams,
+    /// The first types of the collocations (a quick test before building a pair).
+    collocation_firsts: hashbrown::HashSet<String>,
+}
+
+impl Punkt {
+    /// A tokenizer with `params`.
+    pub fn new(params: PunktParams) -> Self {
+        let collocation_firsts = params.collocations.iter().map(|(a, _)| a.clone()).collect();
+        Punkt {
+            params,
+            collocation_firsts,
+        }
+    }
+
+    /// `_first_pass_annotation`.
+    fn first_pass(&self, t: &mut Token<'_>) {
+        let tok = t.tok;
+        if matches!(tok, "." | "?" | "!") {
+            t.sentbreak = true;
+        } else if t.is_ellipsis() {
+            t.ellipsis = true;
+        } else if t.period_final && !tok.ends_with("..") {
+            let stem = tok[..tok.len() - 1].to_lowercase();
+            let last = stem.rsplit('-').next().unwrap_or("");
+            if self.params.abbrev_types.contains(&stem) || self.params.abbrev_types.contains(last) {
+                t.abbr = true;
+            } else {
+                t.sentbreak = true;
+            }
+        }
+    }
+
+    /// `_ortho_heuristic`: does `t` start a sentence?
+    fn ortho_heuristic(&self, t: &Token<'_>) -> Starter {
+        if matches!(t.tok, ";" | ":" | "," | "." | "!" | "?") {
+            return Starter::No;
+        }
+        let context = self.params.ortho(t.type_no_sentperiod());
+        if t.first_upper() && context & ortho::LC != 0 && context & ortho::MID_UC == 0 {
+            return Starter::Yes;
+        }
+        if t.first_lower() && (context & ortho::UC != 0 || context & ortho::BEG_LC == 0) {
+            return Starter::No;
+        }
+        Starter::Unknown
+    }
+
+    /// `_second_pass_annotation` of `t1`, followed by `t2` (first pass only).
+    fn second_pass(&self, t1: &mut Token<'_>, t2: &Token<'_>) {
+        if !t1.period_final {
+            return;
+        }
+        let typ = t1.type_no_period();
+        let next_typ = t2.type_no_sentperiod();
+        let initial = t1.is_initial();
+        if self.collocation_firsts.contains(typ)
+            && self
+                .params
+                .collocations
+                .contains(&(typ.to_string(), next_typ.to_string()))
+        {
+            t1.sentbreak = false;
+            t1.abbr = true;
+            return;
+        }
+        if (t1.abbr || t1.ellipsis) && !initial {
+            if self.ortho_heuristic(t2) == Starter::Yes {
+                t1.sentbreak = true;
+                return;
+            }
+            if t2.first_upper() && self.params.sent_starters.contains(next_typ) {
+                t1.sentbreak = true;
+                return;
+            }
+        }
+        if initial || typ == "##number##" {
+            let starter = self.ortho_heuristic(t2);
+            if starter == Starter::No {
+                t1.sentbreak = false;
+                t1.abbr = true;
+                return;
+            }
+            if starter == Starter::Unknown
+                && initial
+                && t2.first_upper()
+                && self.params.ortho(next_typ) & ortho::LC == 0
+            {
+                t1.sentbreak = false;
+                t1.abbr = true;
+            }
+        }
+    }
+
+    /// `text_contains_sentbreak`: a token other than the last is a sentence break.
+    fn contains_sentbreak(&self, context: &str) -> bool {
+        let mut tokens: Vec<Token<'_>> = words(context).into_iter().map(Token::new).collect();
+        for t in &mut tokens {
+            self.first_pass(t);
+        }
+        for i in 0..tokens.len().saturating_sub(1) {
+            let (head, tail) = tokens.split_at_mut(i + 1);
+            self.second_pass(&mut head[i], &tail[0]);
+            if head[i].sentbreak {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// `_slices_from_text`: the sentence slices before realignment.
+    /// The decisions are independent of each other, so they are taken on all cores.
+    fn slices(&self, text: &str) -> Vec<Span> {
+        use rayon::prelude::*;
+        let candidates = candidates(text);
+        let breaks: Vec<bool> = candidates
+            .par_iter()
+            .with_min_len(4096)
+            .map(|c| self.contains_sentbreak(&text[c.context.0..c.context.1]))
+            .collect();
+        let mut slices = Vec::new();
+        let mut last_break = 0;
+        for (candidate, is_break) in candidates.iter().zip(breaks) {
+            if is_break {
+                slices.push((last_break, candidate.end));
+                last_break = candidate.next_token.unwrap_or(candidate.end);
+            }
+        }
+        slices.push((last_break, py_rstrip(text).len()));
+        slices
+    }
+
+    /// The sentences of `text`, as `PunktSentenceTokenizer.span_tokenize(text)` gives them
+    /// (boundaries realigned).
+    pub fn sentence_spans(&self, text: &str) -> Vec<Span> {
+        realign(text, &self.slices(text))
+    }
+}
+
+/// A match of `period_context_re` with the context `_match_potential_end_contexts` gives it.
+struct Candidate {
+    /// End of the `[.?!]` character.
+    end: usize,
+    /// Start of `next_tok`, when the candidate is followed by whitespace and a token.
+    next_token: Option<usize>,
+    /// The context: from the word before to the end of `after_tok`.
+    context: (usize, usize),
+}
+
+/// `period_context_re().finditer(text)`: each `[.?!]` followed by a non-word character, or by
+/// whitespace and a token; yields (start, end of after_tok, start of next_tok).
+fn period_contexts(text: &str) -> impl Iterator<Item = (usize, usize, Option<usize>)> + '_ {
+    let bytes = text.as_bytes();
+    memchr::memchr3_iter(b'.', b'?', b'!', bytes).filter_map(move |p| {
+        let after = p + 1;
+        let c = char_at(text, after)?;
+        if is_non_word(c) {
+            return Some((p, after + c.len_utf8(), None));
+        }
+        if !is_space(c) {
+            return None;
+        }
+        let tok = after
+            + text[after..]
+                .char_indices()
+                .find(|&(_, c)| !is_space(c))
+                .map(|(i, _)| i)?;
+        let tok_end = text[tok..]
+            .char_indices()
+            .find(|&(_, c)| is_space(c))
+            .map_or(text.len(), |(i, _)| tok + i);
+        Some((p, tok_end, Some(tok)))
+    })
+}
+
+/// `_match_potential_end_contexts`.
+fn candidates(text: &str) -> Vec<Candidate> {
+    let mut out = Vec::new();
+    let mut previous: Option<(usize, usize, Option<usize>)> = None;
+    let mut previous_slice = (0usize, 0usize);
+    for m in period_contexts(text) {
+        let (start, _, _) = m;
+        let before = &text[previous_slice.1..start];
+        // `_get_last_whitespace_index`: an index 0 reads as "not found".
+        let index = before.rfind(is_ascii_whitespace).unwrap_or(0);
+        let word_start = if index != 0 {
+            previous_slice.1 + index + 1
+        } else {
+            previous_slice.0
+        };
+        if let Some(prev) = previous {
+            if previous_slice.1 <= word_start {
+                out.push(candidate(prev, previous_slice));
+            }
+        }
+        previous = Some(m);
+        previous_slice = (word_start, start);
+    }
+    if let Some(prev) = previous {
+        out.push(candidate(prev, previous_slice));
+    }
+    out
+}
+
+fn candidate(m: (usize, usize, Option<usize>), word: Span) -> Candidate {
+    let (start, after_end, next_token) = m;
+    Candidate {
+        end: start + 1,
+        next_token,
+        context: (word.0, after_end),
+    }
+}
+
+/// `re_boundary_realignment.match(s)`: closing quotes/brackets followed by whitespace, `--` or
+/// the end; gives (length of the quotes, end of the match).
+fn realignment(s: &str) -> Option<(usize, usize)> {
+    let quotes = s
+        .char_indices()
+        .find(|&(_, c)| !is_realigned(c))
+        .map_or(s.len(), |(i, _)| i);
+    if quotes == 0 {
+        return None;
+    }
+    let rest = &s[quotes..];
+    match rest.chars().next() {
+        None => Some((quotes, quotes)),
+        Some(c) if is_space(c) => {
+            let ws = rest
+                .char_indices()
+                .find(|&(_, c)| !is_space(c))
+                .map_or(rest.len(), |(i, _)| i);
+            Some((quotes, quotes + ws))
+        }
+        Some(_) if rest.starts_with("--") => Some((quotes, quotes)),
+        Some(_) => None,
+    }
+}
+
+/// The text of a span, as Python's `text[start:end]`.
+pub fn span_text(text: &str, (start, end): Span) -> &str {
+    if start < end {
+        &text[start..end]
+    } else {
+        ""
+    }
+}
+
+/// `_realign_boundaries`.
+fn realign(text: &str, slices: &[Span]) -> Vec<Span> {
+    let mut out = Vec::with_capacity(slices.len());
+    let mut shift = 0;
+    for (i, &(start, stop)) in slices.iter().enumerate() {
+        let sentence1 = (start + shift, stop);
+        let Some(&sentence2) = slices.get(i + 1) else {
+            if !span_text(text, sentence1).is_empty() {
+                out.push(sentence1);
+            }
+            continue;
+        };
+        if let Some((quotes, end)) = realignment(span_text(text, sentence2)) {
+            out.push((sentence1.0, sentence2.0 + quotes));
+            shift = end;
+        } else {
+            shift = 0;
+            if !span_text(text, sentence1).is_empty() {
+                out.push(sentence1);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn english() -> Punkt {
+        let mut params = PunktParams::default();
+        for a in ["dr", "mr", "u.s", "e.g"] {
+            params.abbrev_types.insert(a.to_string());
+        }
+        Punkt::new(params)
+    }
+
+    fn sentences(text: &str) -> Vec<&str> {
+        english()
+            .sentence_spans(text)
+            .into_iter()
+            .map(|s| span_text(text, s))
+            .collect()
+    }
+
+    #[test]
+    fn breaks_abbreviations_and_realignment() {
+        assert_eq!(
+            sentences("Dr. Smith went home. He slept.  "),
+            ["Dr. Smith went home.", "He slept."]
+        );
+        assert_eq!(
+            sentences("(He left.) Then?! \"Yes.\" No"),
+            ["(He left.)", "Then?!", "\"Yes.\"", "No"]
+        );
+        assert_eq!(
+            sentences("Very bad acting!!! I promise."),
+            ["Very bad acting!!!", "I promise."]
+        );
+    }
+
+    #[test]
+    fn word_regex() {
+        let mut out = Vec::new();
+        line_words("Hello, world... (it's) --here a. . . b:c 3,5,", &mut out);
+        assert_eq!(
+            out,
+            [
+                "Hello", ",", "world", "...", "(", "it", "'s", ")", "--", "here", "a", ". . .",
+                "b", ":", "c", "3,5", ","
+            ]
+        );
+    }
+}

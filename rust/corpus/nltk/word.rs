@@ -1,0 +1,558 @@
+//! NLTK's `NLTKWordTokenizer` (`nltk/tokenize/destructive.py`, NLTK 3.10.4): the improved
+//! Treebank rules that `word_tokenize` applies to each sentence.
+//!
+//! The rules are the same substitutions, in the same order, on the whole string: starting
+//! quotes, punctuation, brackets, double dashes, ending quotes, contractions; then the string is
+//! split on Python whitespace. Those that the `regex` crate expresses exactly are `regex`
+//! patterns; the others are hand-coded, each beside the NLTK pattern it replaces:
+//! - the opening-apostrophe rule (a lookbehind and two lookaheads);
+//! - the contractions, compiled by NLTK with the standard `re` module: `\b` there uses
+//!   `str.isalnum()` (not UTS#18 `\w`), and `(?i)` lets `i` match `İ` and `ı`, `s` match `ſ`;
+//! - `$`, which in Python also matches before a final `\n` (for each rule below the final `\n`
+//!   is consumed by a greedy `\s*` or cannot be there, so `\z` is equivalent).
+
+use std::borrow::Cow;
+use std::sync::OnceLock;
+
+use regex::Regex;
+
+use super::chars::{is_py_space, is_re_word, is_space, is_word};
+
+/// One `regex.sub(pattern, replacement, text)` of NLTK.
+struct Rule {
+    pattern: Regex,
+    replacement: &'static str,
+    /// Bytes one of which every match holds (the rule is skipped when none is present).
+    triggers: &'static [u8],
+}
+
+impl Rule {
+    fn new(pattern: &str, replacement: &'static str, triggers: &'static [u8]) -> Self {
+        Rule {
+            pattern: Regex::new(pattern).expect("a valid NLTK rule"),
+            replacement,
+            triggers,
+        }
+    }
+
+    fn apply(&self, text: String, present: &Bytes) -> String {
+        if !present.any(self.triggers) {
+            return text;
+        }
+        match self.pattern.replace_all(&text, self.replacement) {
+            Cow::Borrowed(_) => text,
+            Cow::Owned(s) => s,
+        }
+    }
+}
+
+/// The bytes present in a sentence, plus those the rules can add: every rule only moves text
+/// and inserts spaces, except that `"` and `''` become ``` `` ``` or `''`.
+struct Bytes([bool; 256]);
+
+impl Bytes {
+    fn of(text: &str) -> Self {
+        let mut seen = [false; 256];
+        for &b in text.as_bytes() {
+            seen[b as usize] = true;
+        }
+        if seen[b'"' as usize] || seen[b'\'' as usize] {
+            seen[b'`' as usize] = true;
+            seen[b'\'' as usize] = true;
+        }
+        Bytes(seen)
+    }
+
+    fn any(&self, bytes: &[u8]) -> bool {
+        bytes.iter().any(|&b| self.0[b as usize])
+    }
+}
+
+/// Last UTF-8 bytes of « “ ‘ „ (and the backtick): what STARTING_QUOTES 1 needs.
+const OPEN_QUOTE_BYTES: &[u8] = b"`\xab\x9c\x98\x9e";
+/// Last UTF-8 bytes of » ” ’.
+const CLOSE_QUOTE_BYTES: &[u8] = b"\xbb\x9d\x99";
+/// Last UTF-8 bytes of U+2012..U+2015.
+const DASH_BYTES: &[u8] = b"\x92\x93\x94\x95";
+
+/// The compiled rules, in NLTK's order, around the hand-coded ones.
+struct Rules {
+    /// STARTING_QUOTES 4: `([ \(\[{<])(\"|\'{2})` -> `\1 `` `.
+    quote_after_space: Rule,
+    /// PUNCTUATION 2 and 3.
+    colons: [Rule; 2],
+    /// PUNCTUATION 9: `([^'])' ` -> `\1 ' `.
+    quote_space: Rule,
+    /// ENDING_QUOTES 5 and 6: clitics (`'s`, `n't` ...).
+    clitics: [Rule; 2],
+    /// The contractions' words, ASCII case-insensitively: `cannot|d'ye|...`.
+    contraction_words: regex::bytes::Regex,
+}
+
+fn rules() -> &'static Rules {
+    static RULES: OnceLock<Rules> = OnceLock::new();
+    RULES.get_or_init(|| Rules {
+        quote_after_space: Rule::new(r#"([ (\[{<])("|'')"#, "${1} `` ", b"\"'"),
+        colons: [
+            Rule::new(r"([:,])([^\d])", " ${1} ${2}", b":,"),
+            Rule::new(r"([:,])\z", " ${1} ", b":,"),
+        ],
+        quote_space: Rule::new(r"([^'])' ", "${1} ' ", b"'"),
+        contraction_words: regex::bytes::Regex::new(
+            "(?i-u)cannot|d'ye|gimme|gonna|gotta|lemme|more'n|wanna| 'tis| 'twas",
+        )
+        .expect("a valid pattern"),
+        clitics: [
+            Rule::new(r"([^' ])('[sS]|'[mM]|'[dD]|') ", "${1} ${2} ", b"'"),
+            Rule::new(
+                r"([^' ])('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) ",
+                "${1} ${2} ",
+                b"'",
+            ),
+        ],
+    })
+}
+
+/// `text.replace(from, to)` without a copy when `from` is absent.
+fn replace_literal(text: String, from: &str, to: &str) -> String {
+    if text.contains(from) {
+        text.replace(from, to)
+    } else {
+        text
+    }
+}
+
+/// Tokenizes one sentence as `NLTKWordTokenizer().tokenize(text)` does, giving each token to
+/// `emit` in order.
+pub fn tokenize(text: &str, mut emit: impl FnMut(&str)) {
+    let r = rules();
+    let present = Bytes::of(text);
+    // STARTING_QUOTES 1: `([«“‘„]|[`]+)` -> ` \1 `.
+    let mut t = pad(
+        text.to_string(),
+        &present,
+        OPEN_QUOTE_BYTES,
+        b"`\xc2\xe2",
+        |s| match first(s) {
+            Some(c @ ('«' | '“' | '‘' | '„')) => c.len_utf8(),
+            Some('`') => run_of(s, b'`'),
+            _ => 0,
+        },
+    );
+    if t.starts_with('"') {
+        t.replace_range(..1, "``");
+    }
+    t = replace_literal(t, "``", " `` ");
+    t = r.quote_after_space.apply(t, &present);
+    t = opening_apostrophes(t);
+    t = final_period(t, is_closing_or_space, true);
+    for rule in &r.colons {
+        t = rule.apply(t, &present);
+    }
+    // `\.{2,}`, `[;@#$%&]`, `[\u2012-\u2015]` -> ` \g<0> `.
+    t = pad(t, &present, b".", b".", |s| match run_of(s, b'.') {
+        n if n >= 2 => n,
+        _ => 0,
+    });
+    t = pad(t, &present, b";@#$%&", b";@#$%&", |s| {
+        one(s, |c| ";@#$%&".contains(c))
+    });
+    t = pad(t, &present, DASH_BYTES, b"\xe2", |s| {
+        one(s, |c| ('\u{2012}'..='\u{2015}').contains(&c))
+    });
+    t = final_period(t, is_closing_ascii, false);
+    t = pad(t, &present, b"?!", b"?!", |s| {
+        one(s, |c| c == '?' || c == '!')
+    });
+    t = r.quote_space.apply(t, &present);
+    t = pad(t, &present, b"*", b"*", |s| one(s, |c| c == '*'));
+    // PARENS_BRACKETS: `[\]\[\(\)\{\}\<\>]` -> ` \g<0> `.
+    t = pad(t, &present, b"[](){}<>", b"[](){}<>", |s| {
+        one(s, |c| "[](){}<>".contains(c))
+    });
+    t = replace_literal(t, "--", " -- ");
+    let mut padded = String::with_capacity(t.len() + 2);
+    padded.push(' ');
+    padded.push_str(&t);
+    padded.push(' ');
+    // ENDING_QUOTES 1: `([»”’])` -> ` \1 `.
+    t = pad(padded, &present, CLOSE_QUOTE_BYTES, b"\xc2\xe2", |s| {
+        one(s, |c| matches!(c, '»' | '”' | '’'))
+    });
+    t = replace_literal(t, "''", " '' ");
+    t = replace_literal(t, "\"", " '' ");
+    t = collapse_spaces(&t);
+    for rule in &r.clitics {
+        t = rule.apply(t, &present);
+    }
+    // Most sentences hold no contraction: one search for all of them (ASCII case folding;
+    // the non-ASCII folds `İ`, `ı`, `ſ` start with byte 0xC4 or 0xC5) decides.
+    if present.any(b"\xc4\xc5") || r.contraction_words.is_match(t.as_bytes()) {
+        for c in CONTRACTIONS2.iter().chain(&CONTRACTIONS3) {
+            t = c.apply(t);
+        }
+    }
+    for token in t.split(is_py_space).filter(|s| !s.is_empty()) {
+        emit(token);
+    }
+}
+
+fn first(s: &str) -> Option<char> {
+    s.chars().next()
+}
+
+/// The length of the run of `b` starting `s`.
+fn run_of(s: &str, b: u8) -> usize {
+    s.bytes().take_while(|&x| x == b).count()
+}
+
+/// The length of the first character of `s` if it is in `class`, else 0.
+fn one(s: &str, class: impl Fn(char) -> bool) -> usize {
+    first(s).filter(|&c| class(c)).map_or(0, char::len_utf8)
+}
+
+/// `regex.sub(pattern, r" \g<0> ", text)` for a pattern whose match at the start of a string
+/// has the length `unit` gives (0: no match): each match surrounded by spaces, left to right.
+/// Skipped when none of `triggers` is present; a match can only start at a byte of `starts`
+/// (ASCII bytes or UTF-8 lead bytes, so always at a character boundary).
+fn pad(
+    text: String,
+    present: &Bytes,
+    triggers: &[u8],
+    starts: &[u8],
+    unit: impl Fn(&str) -> usize,
+) -> String {
+    if !present.any(triggers) {
+        return text;
+    }
+    let mut is_start = [false; 256];
+    for &b in starts {
+        is_start[b as usize] = true;
+    }
+    let bytes = text.as_bytes();
+    let mut out: Option<String> = None;
+    let mut copied = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        if !is_start[bytes[i] as usize] {
+            i += 1;
+            continue;
+        }
+        let n = unit(&text[i..]);
+        if n == 0 {
+            i += 1;
+            continue;
+        }
+        let o = out.get_or_insert_with(|| String::with_capacity(text.len() + 16));
+        o.push_str(&text[copied..i]);
+        o.push(' ');
+        o.push_str(&text[i..i + n]);
+        o.push(' ');
+        i += n;
+        copied = i;
+    }
+    match out {
+        None => text,
+        Some(mut o) => {
+            o.push_str(&text[copied..]);
+            o
+        }
+    }
+}
+
+/// The class after the period in PUNCTUATION 1: `[\]\)}>"\'»”’ ]`.
+fn is_closing_or_space(c: char) -> bool {
+    matches!(
+        c,
+        ']' | ')' | '}' | '>' | '"' | '\'' | '»' | '”' | '’' | ' '
+    )
+}
+
+/// The class after the period in PUNCTUATION 7: `[\]\)}>"\']`.
+fn is_closing_ascii(c: char) -> bool {
+    matches!(c, ']' | ')' | '}' | '>' | '"' | '\'')
+}
+
+/// PUNCTUATION 1 (`([^\.])(\.)([\]\)}>"\'»”’ ]*+)\s*$` -> `\1 \2 \3 `, `spaced`) and
+/// PUNCTUATION 7 (`([^\.])(\.)([\]\)}>"\']*)\s*$` -> `\1 \2\3 `): the final period, followed
+/// only by closing characters (`closing`) and whitespace. No `.` can follow the matched one, so
+/// it is the last `.` of the text, and the match is unique.
+fn final_period(text: String, closing: fn(char) -> bool, spaced: bool) -> String {
+    let Some(dot) = text.rfind('.') else {
+        return text;
+    };
+    if text[..dot].chars().next_back().is_none_or(|c| c == '.') {
+        return text;
+    }
+    let after = &text[dot + 1..];
+    let run = after
+        .char_indices()
+        .find(|&(_, c)| !closing(c))
+        .map_or(after.len(), |(i, _)| i);
+    if !after[run..].chars().all(is_space) {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len() + 3);
+    out.push_str(&text[..dot]);
+    out.push_str(" .");
+    if spaced {
+        out.push(' ');
+    }
+    out.push_str(&after[..run]);
+    out.push(' ');
+    out
+}
+
+/// ENDING_QUOTES 4: `\s+` -> ` ` (`regex`'s `\s`: White_Space).
+fn collapse_spaces(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut in_space = false;
+    if text.is_ascii() {
+        // ASCII White_Space: \t \n \v \f \r and space (not U+001C..U+001F).
+        let bytes = text.as_bytes();
+        let mut start = 0;
+        for (i, &b) in bytes.iter().enumerate() {
+            let space = matches!(b, b'\t'..=b'\r' | b' ');
+            if space && !in_space {
+                out.push_str(&text[start..i]);
+                out.push(' ');
+            } else if !space && in_space {
+                start = i;
+            }
+            in_space = space;
+        }
+        if !in_space {
+            out.push_str(&text[start..]);
+        }
+        return out;
+    }
+    for c in text.chars() {
+        if is_space(c) {
+            if !in_space {
+                out.push(' ');
+            }
+            in_space = true;
+        } else {
+            out.push(c);
+            in_space = false;
+        }
+    }
+    out
+}
+
+/// STARTING_QUOTES 5: `(?i)(?<!\w)(\')(?!(?:re|ve|ll|m|t|s|d|n)\b)(?=\w)` -> `\1 ` (`regex`
+/// module classes): a space after an apostrophe that opens a word, unless it starts a clitic.
+fn opening_apostrophes(text: String) -> String {
+    if !text.contains('\'') {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut prev: Option<char> = None;
+    for (i, c) in text.char_indices() {
+        out.push(c);
+        if c == '\'' && !prev.is_some_and(is_word) {
+            let rest = &text[i + 1..];
+            if rest.chars().next().is_some_and(is_word) && !starts_clitic(rest) {
+                out.push(' ');
+            }
+        }
+        prev = Some(c);
+    }
+    out
+}
+
+/// `(?i)(?:re|ve|ll|m|t|s|d|n)\b` matches at the start of `rest` (which starts with `\w`).
+fn starts_clitic(rest: &str) -> bool {
+    let mut chars = rest.chars();
+    let fold = |c: Option<char>| match c {
+        Some('\u{17f}') => Some('s'),
+        Some(c) => Some(c.to_ascii_lowercase()),
+        None => None,
+    };
+    let first = fold(chars.next());
+    let second = chars.clone().next();
+    let ends_word = |c: Option<char>| !c.is_some_and(is_word);
+    match first {
+        Some('m' | 't' | 's' | 'd' | 'n') => ends_word(second),
+        Some(f @ ('r' | 'v' | 'l')) => {
+            let want = match f {
+                'r' | 'v' => 'e',
+                _ => 'l',
+            };
+            fold(second) == Some(want) && ends_word(chars.nth(1))
+        }
+        _ => false,
+    }
+}
+
+/// One MacIntyre contraction of NLTK (`CONTRACTIONS2`, `CONTRACTIONS3`), compiled there with the
+/// standard `re` module and replaced by ` \1 \2 `.
+struct Contraction {
+    /// A literal space before the first part (CONTRACTIONS3), consumed by the match.
+    space_before: bool,
+    first: &'static str,
+    second: &'static str,
+    /// The match must be followed by `re`'s `\s` (`(?=\s)`) instead of `\b`.
+    space_after: bool,
+}
+
+const fn contraction(first: &'static str, second: &'static str) -> Contraction {
+    Contraction {
+        space_before: false,
+        first,
+        second,
+        space_after: false,
+    }
+}
+
+/// `(?i)\b(can)(not)\b` ... `(?i)\b(wan)(na)(?=\s)`.
+const CONTRACTIONS2: [Contraction; 8] = [
+    contraction("can", "not"),
+    contraction("d", "'ye"),
+    contraction("gim", "me"),
+    contraction("gon", "na"),
+    contraction("got", "ta"),
+    contraction("lem", "me"),
+    contraction("more", "'n"),
+    Contraction {
+        space_after: true,
+        ..contraction("wan", "na")
+    },
+];
+
+/// `(?i) ('t)(is)\b`, `(?i) ('t)(was)\b`.
+const CONTRACTIONS3: [Contraction; 2] = [
+    Contraction {
+        space_before: true,
+        ..contraction("'t", "is")
+    },
+    Contraction {
+        space_before: true,
+        ..contraction("'t", "was")
+    },
+];
+
+/// `re`'s `(?i)` equality of a pattern character (ASCII lower case or `'`) and a text character.
+fn re_ci_eq(pattern: char, c: char) -> bool {
+    c.to_ascii_lowercase() == pattern
+        || (pattern == 'i' && matches!(c, '\u{130}' | '\u{131}'))
+        || (pattern == 's' && c == '\u{17f}')
+}
+
+/// The byte length of the text at the start of `text` matching `literal` case-insensitively.
+fn match_ci(text: &str, literal: &str) -> Option<usize> {
+    let mut chars = text.char_indices();
+    for p in literal.chars() {
+        let (_, c) = chars.next()?;
+        if !re_ci_eq(p, c) {
+            return None;
+        }
+    }
+    Some(chars.next().map_or(text.len(), |(i, _)| i))
+}
+
+impl Contraction {
+    /// The match at byte `at` of `text`, if any: the lengths of the two parts.
+    fn match_at(&self, text: &str, at: usize, prev: Option<char>) -> Option<(usize, usize)> {
+        let rest = &text[at..];
+        if !self.space_before && prev.is_some_and(is_re_word) {
+            return None; // no \b before
+        }
+        let a = match_ci(rest, self.first)?;
+        let b = match_ci(&rest[a..], self.second)?;
+        let next = rest[a + b..].chars().next();
+        let ok = if self.space_after {
+            next.is_some_and(is_py_space)
+        } else {
+            !next.is_some_and(is_re_word)
+        };
+        ok.then_some((a, b))
+    }
+
+    fn apply(&self, text: String) -> String {
+        let bytes = text.as_bytes();
+        // Candidate starts: the first letter (either case), or the space before `'`.
+        let candidates: Box<dyn Iterator<Item = usize>> = if self.space_before {
+            Box::new(
+                memchr::memchr_iter(b'\'', bytes)
+                    .filter(|&i| i > 0 && bytes[i - 1] == b' ')
+                    .map(|i| i - 1),
+            )
+        } else {
+            let lead = self.first.as_bytes()[0];
+            Box::new(memchr::memchr2_iter(lead, lead.to_ascii_uppercase(), bytes))
+        };
+        let mut out: Option<String> = None;
+        let mut copied = 0; // text[..copied] is in `out`
+        for i in candidates {
+            if i < copied {
+                continue;
+            }
+            let prev = text[..i].chars().next_back();
+            let at = i + usize::from(self.space_before);
+            if let Some((a, b)) = self.match_at(&text, at, prev) {
+                let o = out.get_or_insert_with(|| String::with_capacity(text.len() + 16));
+                o.push_str(&text[copied..i]);
+                o.push(' ');
+                o.push_str(&text[at..at + a]);
+                o.push(' ');
+                o.push_str(&text[at + a..at + a + b]);
+                o.push(' ');
+                copied = at + a + b;
+            }
+        }
+        match out {
+            None => text,
+            Some(mut o) => {
+                o.push_str(&text[copied..]);
+                o
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        tokenize(text, |t| out.push(t.to_string()));
+        out
+    }
+
+    #[test]
+    fn nltk_docstring_example() {
+        let s = "Good muffins cost $3.88 (roughly 3,36 euros)\nin New York.  Please buy me\n\
+                 two of them.\nThanks.";
+        assert_eq!(
+            words(s),
+            [
+                "Good", "muffins", "cost", "$", "3.88", "(", "roughly", "3,36", "euros", ")", "in",
+                "New", "York.", "Please", "buy", "me", "two", "of", "them.", "Thanks", "."
+            ]
+        );
+    }
+
+    #[test]
+    fn collapse_spaces_as_regex_s_plus() {
+        assert_eq!(collapse_spaces(" a \t\n b\x1c  c "), " a b\x1c c ");
+        assert_eq!(collapse_spaces("a\u{3000}\u{a0}b é"), "a b é");
+        assert_eq!(collapse_spaces(""), "");
+    }
+
+    #[test]
+    fn quotes_and_contractions() {
+        assert_eq!(
+            words("\"I cannot,\" she said, 'wanna go?' 'Tis"),
+            [
+                "``", "I", "can", "not", ",", "''", "she", "said", ",", "'", "wan", "na", "go",
+                "?", "'", "'", "Tis"
+            ]
+        );
+        assert_eq!(
+            words("don't 'em GİMME"),
+            ["do", "n't", "'", "em", "GİM", "ME"]
+        );
+    }
+}

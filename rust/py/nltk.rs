@@ -1,0 +1,76 @@
+//! `_core.PunktModel` and the NLTK tokenization entry points (`corpus::nltk`).
+
+use std::path::PathBuf;
+
+use pyo3::prelude::*;
+
+use super::corpus::PyCorpus;
+use super::errors::{invalid_argument, to_pyerr};
+use crate::corpus::nltk::{self, Grouping, Punkt, PunktParams, WordRule};
+
+/// Punkt's parameters for one language, loaded from a `punkt_tab/<language>/` folder.
+#[pyclass(name = "PunktModel", module = "fastppl._core", frozen)]
+pub struct PyPunktModel {
+    inner: Punkt,
+}
+
+#[pymethods]
+impl PyPunktModel {
+    #[new]
+    fn new(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
+        let params = py.detach(|| PunktParams::load(&path)).map_err(to_pyerr)?;
+        Ok(PyPunktModel {
+            inner: Punkt::new(params),
+        })
+    }
+
+    /// NLTK's `sent_tokenize(text)`.
+    fn sent_tokenize(&self, py: Python<'_>, text: &str) -> Vec<String> {
+        py.detach(|| {
+            nltk::sent_tokenize(&self.inner, text)
+                .into_iter()
+                .map(str::to_string)
+                .collect()
+        })
+    }
+}
+
+/// NLTK's `word_tokenize(text)` with `punkt`'s language, or `preserve_line=True` when `punkt`
+/// is None.
+#[pyfunction]
+#[pyo3(signature = (text, punkt=None))]
+pub fn nltk_word_tokenize(
+    py: Python<'_>,
+    text: &str,
+    punkt: Option<&Bound<'_, PyPunktModel>>,
+) -> Vec<String> {
+    let punkt = punkt.map(|p| &p.get().inner);
+    py.detach(|| nltk::word_tokenize(punkt, text))
+}
+
+/// The word rule named `words` (`"nltk"` or `"whitespace"`).
+pub fn word_rule(words: &str) -> PyResult<WordRule> {
+    match words {
+        "nltk" => Ok(WordRule::Nltk),
+        "whitespace" => Ok(WordRule::Whitespace),
+        other => Err(invalid_argument(format!(
+            "words={other:?} is not valid; expected 'nltk' or 'whitespace'"
+        ))),
+    }
+}
+
+/// Appends `text` to `corpus` tokenized as NLTK does (see `Corpus.add_nltk_text`).
+pub fn add_nltk_text(
+    py: Python<'_>,
+    corpus: &PyCorpus,
+    text: &str,
+    punkt: Option<&Bound<'_, PyPunktModel>>,
+    sentences: &str,
+    words: &str,
+) -> PyResult<()> {
+    let grouping = Grouping::parse(sentences).map_err(to_pyerr)?;
+    let rule = word_rule(words)?;
+    let punkt = punkt.map(|p| &p.get().inner);
+    py.detach(|| corpus.with_mut(|c| c.push_nltk_text(text, punkt, grouping, rule)))
+        .map_err(to_pyerr)
+}

@@ -1,0 +1,203 @@
+"""The command line behaves as KenLM and Python users expect: arguments, help, messages, numbers."""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import io
+import json
+import pydoc
+import re
+from importlib.metadata import version
+from pathlib import Path
+
+import pytest
+
+import fastppl.errors
+from fastppl import Corpus, NGramModel
+from fastppl.cli import SCORE_DIGITS, build_parser, format_score, main
+from helpers.shared_data import REPO_ROOT
+
+TEXT = "a b c a b\nb c d a\na a b c d e\nc d e f\nb c a d\na b c d\n"
+
+
+@pytest.fixture
+def text(machado_train_head_path: Path, tmp_path: Path) -> Path:
+    """300 sentences of real text, one a line (enough for modified Kneser-Ney's discounts)."""
+    path = tmp_path / "corpus.txt"
+    lines = machado_train_head_path.read_text(encoding="utf-8").splitlines(keepends=True)
+    path.write_text("".join(lines[:300]), encoding="utf-8")
+    return path
+
+
+def test_prune_does_not_swallow_the_file_names(machado_train_head_path: Path, tmp_path: Path):
+    """The README's line: fastppl train -o 5 --prune 0 1 corpus.txt m.arpa."""
+    spaced, commas = tmp_path / "spaced.arpa", tmp_path / "commas.arpa"
+    argv = ["train", "-o", "4", "--prune", "0", "1", str(machado_train_head_path), str(spaced)]
+    assert main([*argv, "-q"]) == 0
+    assert main(["train", "-o", "4", "--prune", "0,1", str(machado_train_head_path), str(commas),
+                 "-q"]) == 0  # fmt: skip
+    assert spaced.read_bytes() == commas.read_bytes()
+    corpus = Corpus.from_file(machado_train_head_path, tokenizer="whitespace", sentences="lines")
+    expected = tmp_path / "expected.arpa"
+    NGramModel.fit(corpus, order=4, prune=(0, 1)).to_arpa(expected)
+    assert spaced.read_bytes() == expected.read_bytes()
+
+
+def test_prune_rejects_non_integers(text: Path, tmp_path: Path, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["train", "--prune=0,x", str(text), str(tmp_path / "m.arpa")])
+    assert exit_.value.code == 2
+    assert "--prune takes integer thresholds" in capsys.readouterr().err
+
+
+def test_default_tokenizer_is_announced(text: Path, tmp_path: Path, capsys):
+    out = tmp_path / "m.arpa"
+    assert main(["train", "-o", "2", str(text), str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "tokens split on whitespace" in err and "tokenizer='nltk'" in err
+    assert main(["train", "-o", "2", "--tokenizer", "whitespace", str(text), str(out)]) == 0
+    assert "note" not in capsys.readouterr().err
+    assert main(["eval", str(out), str(text), "-q"]) == 0
+    assert "note" not in capsys.readouterr().err
+
+
+def _all_parsers() -> list[argparse.ArgumentParser]:
+    parser = build_parser()
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return [parser, *(p for s in subs for p in s.choices.values())]
+
+
+def test_every_option_has_help():
+    for parser in _all_parsers():
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                continue
+            assert action.help and action.help != argparse.SUPPRESS, (parser.prog, action.dest)
+
+
+def test_help_states_the_token_convention(capsys):
+    for command in ("train", "eval", "score"):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        assert "one </s> per sentence" in " ".join(capsys.readouterr().out.split())
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out.strip() == f"fastppl {version('fastppl')}"
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["train", "corpus.txt"], "reading the corpus from standard input, which is a terminal"),
+        (["eval", "MODEL"], "reading the text to score from standard input"),
+        (["score", "MODEL", "-"], "reading the text to score from standard input"),
+    ],
+)
+def test_refuses_to_read_a_terminal(argv, expected, tmp_path, monkeypatch, capsys):
+    model = tmp_path / "m.arpa"
+    corpus = Corpus.from_text(TEXT, tokenizer="whitespace")
+    NGramModel.fit(corpus, order=2, smoothing="witten_bell").to_arpa(model)
+    argv = [str(model) if a == "MODEL" else a for a in argv]
+    monkeypatch.setattr("sys.stdin", _Terminal())
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert expected in err and "give a file or pipe text in" in err
+    if argv[0] == "train":
+        assert "'corpus.txt' is the output" in err
+        assert not (tmp_path / "corpus.txt").exists()
+
+
+def test_errors_name_the_command_line_flag(tmp_path, capsys):
+    tiny = tmp_path / "tiny.txt"
+    tiny.write_text("a b c\n", encoding="utf-8")
+    assert main(["train", "-o", "3", str(tiny), str(tmp_path / "m.arpa"), "-q"]) == 1
+    assert "--discount-fallback" in capsys.readouterr().err
+    assert main(["train", "-o", "3", "--discount-fallback", str(tiny), str(tmp_path / "m.arpa"),
+                 "-q"]) == 0  # fmt: skip
+
+
+def test_score_prints_rounded_shortest_floats(text: Path, tmp_path: Path, capsys):
+    assert format_score(-3.9084055319999997) == -3.908405532
+    model_path = tmp_path / "m.fppl"
+    assert main(["train", "-o", "3", "--smoothing", "witten_bell", str(text), str(model_path),
+                 "-q"]) == 0  # fmt: skip
+    capsys.readouterr()
+    assert main(["score", str(model_path), str(text), "--tokens", "-q"]) == 0
+    rows = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
+    model = NGramModel.load(model_path)
+    corpus = Corpus.from_file(text, tokenizer="whitespace")
+    exact = model.evaluate(corpus, token_logprobs=True).token_logprobs / 2.302585092994046
+    assert len(rows) == len(exact)
+    for (_, _, _, printed), value in zip(rows, exact, strict=True):
+        digits = re.sub(r"[^0-9]", "", printed.split("e")[0]).lstrip("0")
+        assert len(digits) <= SCORE_DIGITS, printed
+        assert float(printed) == pytest.approx(value, rel=1e-11)
+    assert main(["score", str(model_path), str(text), "--format", "jsonl", "-q"]) == 0
+    scores = [json.loads(line)["score"] for line in capsys.readouterr().out.splitlines()]
+    assert all(s == format_score(s) for s in scores)
+
+
+def test_one_token_count_across_commands(text: Path, tmp_path: Path, capsys):
+    model = tmp_path / "m.arpa"
+    assert main(["train", "-o", "2", "--tokenizer", "whitespace", str(text), str(model)]) == 0
+    trained = re.search(r"(\d+) tokens \(with </s>\), (\d+) sentences", capsys.readouterr().err)
+    assert trained is not None
+    assert main(["eval", str(model), str(text), "--json", "-q"]) == 0
+    figures = json.loads(capsys.readouterr().out)
+    lines = text.read_text(encoding="utf-8").splitlines()
+    assert int(trained[1]) == figures["tokens"] == sum(len(line.split()) + 1 for line in lines)
+    assert int(trained[2]) == figures["sentences"] == len(lines) == 300
+
+
+def test_missing_temp_dir_is_an_error(text: Path, tmp_path: Path, capsys):
+    missing = tmp_path / "no" / "such"
+    argv = ["train", "-S", "100M", "-T", str(missing), str(text), str(tmp_path / "m.arpa")]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert "-T/--temp-dir" in err and "not an existing directory" in err
+    assert not missing.exists()
+
+
+def test_missing_model_file_is_one_clean_line(text: Path, tmp_path: Path, capsys):
+    for command in ("eval", "score"):
+        assert main([command, str(tmp_path / "missing.arpa"), str(text), "-q"]) == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "[Errno" not in err
+        assert err.startswith("fastppl: error: model file not found") and "missing.arpa" in err
+
+
+def test_output_folder_missing_is_one_clean_line(text: Path, tmp_path: Path, capsys):
+    out = tmp_path / "no-such-dir" / "m.arpa"
+    assert main(["train", "-o", "2", "--tokenizer", "whitespace", str(text), str(out), "-q"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "[Errno" not in err and "no-such-dir" in err
+
+
+def test_docstrings_have_no_raw_control_characters():
+    text = pydoc.render_doc(Corpus.from_file, renderer=pydoc.plaintext)
+    assert "\r" not in text and "\\r\\n" in text
+
+
+def test_article_of_additive_models(tmp_path: Path):
+    model = NGramModel.fit(Corpus.from_text(TEXT, tokenizer="whitespace"), order=2,
+                           smoothing="laplace")  # fmt: skip
+    with pytest.raises(fastppl.errors.FastpplError, match="an additive model"):
+        model.to_arpa(tmp_path / "m.arpa")
+
+
+def test_readme_lists_every_exception():
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    errors = readme[readme.index("## Errors") :]
+    for name, cls in inspect.getmembers(fastppl.errors, inspect.isclass):
+        if issubclass(cls, fastppl.errors.FastpplError) and cls is not fastppl.errors.FastpplError:
+            assert f"`{name}`" in errors, name

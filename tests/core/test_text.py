@@ -1,0 +1,492 @@
+"""Tests of fastppl.text: reading, cleaning, tokenizing, the bundled Punkt parameters."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import json
+import lzma
+import subprocess
+import sys
+import textwrap
+import warnings
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from fastppl import text as fptext
+from fastppl.errors import (
+    CorpusDecodeError,
+    CorpusFileNotFoundError,
+    FastpplError,
+    InvalidArgumentError,
+    PunktDataNotFoundError,
+)
+from fastppl.text import (
+    TERMINATORS,
+    clean_text,
+    punkt_available,
+    read_text,
+    split_terminators,
+    tokenize_text,
+)
+
+# ---------------------------------------------------------------------------------------------
+# The real corpus
+
+
+def test_tutorial_pipeline_on_machado(machado_tutorial_sentences):
+    sents = machado_tutorial_sentences
+    tokens = [t for s in sents for t in s]
+    counts = Counter(tokens)
+    assert len(tokens) == 629_335
+    assert counts["dia"] == 776
+    assert counts["mulher"] == 380
+    assert all(s for s in sents)
+    # every sentence but possibly the last ends with a terminator, and holds no other one
+    assert all(s[-1] in TERMINATORS for s in sents[:-1])
+    assert all(t not in TERMINATORS for s in sents for t in s[:-1])
+    assert sents[0][:6] == ["naquele", "dia", ",", "—", "já", "lá"]
+
+
+def test_tutorial_pipeline_matches_plain_nltk(machado_text_path, machado_tutorial_sentences):
+    """read_text + tokenize_text is the tutorial's code, token for token."""
+    import nltk
+
+    with open(machado_text_path, encoding="utf-8") as f:
+        text = "".join(line.lower() for line in f if not line.startswith(("#", "%")))
+    expected = nltk.word_tokenize(text)
+    assert [t for s in machado_tutorial_sentences for t in s] == expected
+
+
+_NO_PUNKT_SCRIPT = textwrap.dedent(
+    """
+    import json, sys, warnings
+    import nltk.data
+    nltk.data.path[:] = [sys.argv[2]]  # a machine with no NLTK data anywhere
+    from fastppl.text import punkt_available, read_text, tokenize_text
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        text = read_text(sys.argv[1], skip_line_prefixes=("#", "%"), lowercase=True)
+        sents = tokenize_text(text, tokenizer="nltk", sentences="terminators")
+        again = tokenize_text("um. dois.", tokenizer="nltk", sentences="punkt")
+        ws = tokenize_text("um . dois", tokenizer="whitespace", sentences="punkt")
+    print(json.dumps({
+        "available": punkt_available("english"),
+        "tokens": sum(map(len, sents)),
+        "dia": sum(s.count("dia") for s in sents),
+        "again": again,
+        "ws": ws,
+        "warnings": [[w.category.__name__, str(w.message)] for w in caught],
+    }))
+    """
+)
+
+
+def test_bundled_punkt_without_nltk_data_on_machado(machado_text_path, tmp_path):
+    """A fresh machine (no NLTK data, no NLTK_DATA) gets NLTK's tokens from the bundled Punkt
+    parameters: the seed figures, and no warning."""
+    empty = tmp_path / "empty_nltk_data"
+    empty.mkdir()
+    env = {k: v for k, v in __import__("os").environ.items() if k != "NLTK_DATA"}
+    proc = subprocess.run(
+        [sys.executable, "-c", _NO_PUNKT_SCRIPT, str(machado_text_path), str(empty)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["available"] is True
+    assert out["tokens"] == 629_335
+    assert out["dia"] == 776
+    assert out["again"] == [["um", "."], ["dois", "."]]
+    assert out["ws"] == [["um", "."], ["dois"]]
+    assert out["warnings"] == []
+
+
+# ---------------------------------------------------------------------------------------------
+# Punkt parameters: bundled, on NLTK's path, or a clear error
+
+
+@pytest.fixture
+def no_punkt(monkeypatch, tmp_path):
+    """nltk.data.path pointing at an empty folder."""
+    import nltk.data
+
+    empty = tmp_path / "empty_nltk_data"
+    empty.mkdir()
+    monkeypatch.setattr(nltk.data, "path", [str(empty)])
+    return empty
+
+
+def test_punkt_available(nltk_data_dir):
+    assert punkt_available("english")
+    assert punkt_available("portuguese")
+    assert not punkt_available("klingon")
+
+
+def test_bundled_languages_need_no_nltk_data(no_punkt):
+    assert punkt_available("english") and punkt_available("portuguese")
+    assert not punkt_available("german")
+    text = "Ele disse bom dia. Ela riu! E foi embora"
+    expected = [["Ele", "disse", "bom", "dia", "."], ["Ela", "riu", "!"], ["E", "foi", "embora"]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for language in ("english", "portuguese"):
+            assert tokenize_text(text, tokenizer="nltk", language=language) == expected
+            assert tokenize_text(text, sentences="punkt", language=language) == expected
+
+
+@pytest.mark.parametrize("engine", ["native", "python"])
+def test_unknown_language_is_a_clear_error(no_punkt, engine):
+    with pytest.raises(PunktDataNotFoundError, match=r"'german'.*punkt_tab") as info:
+        tokenize_text("Guten Tag. Wie geht's?", language="german", engine=engine)
+    assert info.value.language == "german"
+    assert isinstance(info.value, LookupError) and isinstance(info.value, FastpplError)
+    with pytest.raises(InvalidArgumentError, match="Punkt language name"):
+        tokenize_text("x", language="../english", engine=engine)
+
+
+def test_language_on_nltk_data_path_is_used(no_punkt, nltk_data_dir):
+    """A language that is not bundled is read from NLTK's data path (here a copy of English
+    under another name)."""
+    import shutil
+
+    import nltk.data
+
+    root = no_punkt
+    shutil.copytree(
+        nltk_data_dir / "tokenizers" / "punkt_tab" / "english",
+        root / "tokenizers" / "punkt_tab" / "english_copy",
+    )
+    assert nltk.data.path == [str(root)]
+    text = "Mr. Smith arrived. He sat down."
+    assert tokenize_text(text, sentences="punkt", language="english_copy") == tokenize_text(
+        text, sentences="punkt", language="english"
+    )
+
+
+def test_whitespace_terminators_never_needs_punkt(no_punkt):
+    for mode in ("terminators", "lines", "none"):
+        assert tokenize_text("a .\nb", tokenizer="whitespace", sentences=mode, language="german")
+
+
+# ---------------------------------------------------------------------------------------------
+# Sentence modes and tokenizers on small texts
+
+
+def test_terminators_mode():
+    text = "a . b ! c ? d .! e !? f .!? g ... h ?! i"
+    assert tokenize_text(text, tokenizer="whitespace", sentences="terminators") == [
+        ["a", "."],
+        ["b", "!"],
+        ["c", "?"],
+        ["d", ".!"],
+        ["e", "!?"],
+        ["f", ".!?"],
+        ["g", "...", "h", "?!", "i"],  # '...' and '?!' are not in '.!?'
+    ]
+
+
+def test_terminators_are_the_tutorial_rule():
+    candidates = {".", "!", "?", ".!", "!?", ".!?", "?!", "!.", "..", "...", "?.", "a", "。"}
+    assert {t for t in candidates if t in ".!?"} == TERMINATORS
+
+
+def test_split_terminators():
+    assert split_terminators(["x", "?", "y", "!"]) == [["x", "?"], ["y", "!"]]
+    assert split_terminators(["."]) == [["."]]
+    assert split_terminators(iter(["a", "b"])) == [["a", "b"]]
+    assert split_terminators([]) == []
+
+
+def test_nltk_terminators(nltk_data_dir):
+    text = "Mr. Smith came home. He slept! Did he? Yes"
+    assert tokenize_text(text) == [
+        ["Mr.", "Smith", "came", "home", "."],
+        ["He", "slept", "!"],
+        ["Did", "he", "?"],
+        ["Yes"],
+    ]
+
+
+def test_punkt_mode(nltk_data_dir):
+    text = "Mr. Smith came home. He slept (a lot).\nThen he woke up"
+    assert tokenize_text(text, tokenizer="nltk", sentences="punkt") == [
+        ["Mr.", "Smith", "came", "home", "."],
+        ["He", "slept", "(", "a", "lot", ")", "."],
+        ["Then", "he", "woke", "up"],
+    ]
+    assert tokenize_text(text, tokenizer="whitespace", sentences="punkt") == [
+        ["Mr.", "Smith", "came", "home."],
+        ["He", "slept", "(a", "lot)."],
+        ["Then", "he", "woke", "up"],
+    ]
+
+
+def test_punkt_mode_portuguese(nltk_data_dir):
+    text = "O Sr. Brás Cubas morreu. Era uma sexta-feira."
+    assert tokenize_text(text, sentences="punkt", language="portuguese") == [
+        ["O", "Sr.", "Brás", "Cubas", "morreu", "."],
+        ["Era", "uma", "sexta-feira", "."],
+    ]
+
+
+def test_lines_mode(nltk_data_dir):
+    text = "Bom dia. Tudo bem?\n\n   \n(sim) ok\nfim"
+    assert tokenize_text(text, tokenizer="whitespace", sentences="lines") == [
+        ["Bom", "dia.", "Tudo", "bem?"],
+        ["(sim)", "ok"],
+        ["fim"],
+    ]
+    assert tokenize_text(text, tokenizer="nltk", sentences="lines") == [
+        ["Bom", "dia", ".", "Tudo", "bem", "?"],
+        ["(", "sim", ")", "ok"],
+        ["fim"],
+    ]
+
+
+def test_none_mode(nltk_data_dir):
+    text = "um . dois!\ntrês"
+    assert tokenize_text(text, tokenizer="whitespace", sentences="none") == [
+        ["um", ".", "dois!", "três"]
+    ]
+    assert tokenize_text(text, tokenizer="nltk", sentences="none") == [
+        ["um", ".", "dois", "!", "três"]
+    ]
+
+
+@pytest.mark.parametrize("tokenizer", ["nltk", "whitespace"])
+@pytest.mark.parametrize("mode", ["terminators", "punkt", "lines", "none"])
+@pytest.mark.parametrize("text", ["", " ", "\n\n", " \t\r\n\x0c"])
+def test_empty_text_has_no_sentence(tokenizer, mode, text, nltk_data_dir):
+    assert tokenize_text(text, tokenizer=tokenizer, sentences=mode) == []
+
+
+def test_whitespace_is_str_split():
+    # Python's whitespace, not ASCII only: the Rust fast path must match these.
+    text = "a\u00a0b\x1cc\x1dd\x1ee\x1ff\x85g\u2003h\u3000i\u2028j\x0bk\x0cl\tm\rn o\u200bp"
+    expected = ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "o\u200bp"]
+    assert text.split() == expected
+    assert tokenize_text(text, tokenizer="whitespace", sentences="none") == [expected]
+
+
+def test_invalid_arguments():
+    with pytest.raises(InvalidArgumentError, match="tokenizer='spacy'"):
+        tokenize_text("a", tokenizer="spacy")
+    with pytest.raises(InvalidArgumentError, match="sentences='paragraphs'"):
+        tokenize_text("a", sentences="paragraphs")
+    with pytest.raises(ValueError):  # InvalidArgumentError is a ValueError
+        tokenize_text("a", tokenizer="whitespace", language="")
+    with pytest.raises(InvalidArgumentError):
+        tokenize_text(b"a", tokenizer="whitespace")
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading and cleaning
+
+
+def test_clean_text():
+    text = "% header\n# Title\nLine One\n  # not a title\n%tail"
+    assert clean_text(text, ("#", "%")) == "Line One\n  # not a title\n"
+    assert clean_text(text, ["#", "%"], lowercase=True) == "line one\n  # not a title\n"
+    assert clean_text(text) == text
+    assert clean_text(text, lowercase=True) == text.lower()
+    assert clean_text("A\nB", ("#",)) == "A\nB"
+    assert clean_text("", ("#",)) == ""
+    assert clean_text("#a\n#b\n", ("#",)) == ""
+    assert clean_text("ab\nXy\n", ("X",), lowercase=True) == "ab\n"  # prefixes before lowering
+
+
+def test_clean_text_rejects_bad_prefixes():
+    with pytest.raises(InvalidArgumentError, match="single string"):
+        clean_text("a", "#%")
+    with pytest.raises(InvalidArgumentError, match="non-empty"):
+        clean_text("a", ("#", ""))
+
+
+def test_read_text_machado_like_tutorial(machado_text_path):
+    text = read_text(machado_text_path, skip_line_prefixes=("#", "%"), lowercase=True)
+    with open(machado_text_path, encoding="utf-8") as f:
+        expected = "".join(line.lower() for line in f if not line.startswith(("#", "%")))
+    assert text == expected
+    assert len(text) == 3_034_780
+
+
+def test_read_text_plain_and_newlines(tmp_path):
+    p = tmp_path / "a.txt"
+    p.write_bytes("Olá\r\nmundo\rfim\n".encode())
+    assert read_text(p) == "Olá\nmundo\nfim\n"
+    assert read_text(str(p), lowercase=True) == "olá\nmundo\nfim\n"
+
+
+def test_read_text_other_encoding(tmp_path):
+    p = tmp_path / "latin1.txt"
+    p.write_bytes("ação".encode("latin-1"))
+    assert read_text(p, encoding="latin-1") == "ação"
+    with pytest.raises(InvalidArgumentError, match="codec"):
+        read_text(p, encoding="no-such-codec")
+    with pytest.raises(InvalidArgumentError, match="errors='surrogateescape'"):
+        read_text(p, errors="surrogateescape")
+
+
+def test_invalid_utf8_raises_with_offset_and_line(tmp_path):
+    p = tmp_path / "bad.txt"
+    p.write_bytes(b"first line\nsecond\n\xc3\xa9t\xe9\nlast\n")
+    with pytest.raises(CorpusDecodeError) as info:
+        read_text(p)
+    err = info.value
+    assert isinstance(err, ValueError) and isinstance(err, FastpplError)
+    assert err.byte_offset == 21  # after 'first line\n' (11) + 'second\n' (7) + 'é' (2) + 't'
+    assert err.line == 3
+    assert err.path == str(p)
+    assert str(p) in str(err) and "byte offset 21" in str(err) and "line 3" in str(err)
+
+
+def test_invalid_utf8_first_byte(tmp_path):
+    p = tmp_path / "bad0.txt"
+    p.write_bytes(b"\xff")
+    with pytest.raises(CorpusDecodeError) as info:
+        read_text(p)
+    assert (info.value.byte_offset, info.value.line) == (0, 1)
+
+
+def test_invalid_utf8_in_compressed_file_counts_decompressed_bytes(tmp_path):
+    p = tmp_path / "bad.txt.gz"
+    with gzip.open(p, "wb") as f:
+        f.write(b"ok\nok\n\x80")
+    with pytest.raises(CorpusDecodeError) as info:
+        read_text(p)
+    assert (info.value.byte_offset, info.value.line) == (6, 3)
+
+
+def test_errors_replace_and_ignore(tmp_path):
+    p = tmp_path / "bad.txt"
+    p.write_bytes(b"ab\xffcd\n\xfe")
+    assert read_text(p, errors="replace") == "ab\ufffdcd\n\ufffd"
+    assert read_text(p, errors="ignore") == "abcd\n"
+    assert tokenize_text(read_text(p, errors="replace"), tokenizer="whitespace") == [
+        ["ab\ufffdcd", "\ufffd"]
+    ]
+
+
+def test_missing_file(tmp_path):
+    p = tmp_path / "nope.txt"
+    with pytest.raises(CorpusFileNotFoundError) as info:
+        read_text(p)
+    err = info.value
+    assert isinstance(err, FileNotFoundError) and isinstance(err, FastpplError)
+    assert err.path == str(p) and err.filename == str(p) and err.errno == 2
+    assert str(p) in str(err)
+    with pytest.raises(CorpusFileNotFoundError):
+        read_text(tmp_path / "nope.txt.xz")
+
+
+@pytest.mark.parametrize(
+    ("suffix", "opener"),
+    [(".gz", gzip.open), (".xz", lzma.open), (".bz2", bz2.open), (".XZ", lzma.open)],
+)
+def test_compressed_round_trip(tmp_path, suffix, opener):
+    content = "% cabeçalho\nÉ um texto.\r\nCom duas linhas!\n"
+    p = tmp_path / f"corpus.txt{suffix}"
+    with opener(p, "wb") as f:
+        f.write(content.encode())
+    assert read_text(p) == "% cabeçalho\nÉ um texto.\nCom duas linhas!\n"
+    assert read_text(p, skip_line_prefixes=("%",), lowercase=True) == (
+        "é um texto.\ncom duas linhas!\n"
+    )
+
+
+def test_corrupt_compressed_file(tmp_path):
+    for suffix in (".gz", ".xz", ".bz2"):
+        p = tmp_path / f"corrupt{suffix}"
+        p.write_bytes(b"this is not compressed data")
+        with pytest.raises(CorpusDecodeError, match="cannot decompress"):
+            read_text(p)
+
+
+def test_read_text_is_deterministic_on_paths(tmp_path):
+    p = tmp_path / "x.txt"
+    p.write_text("a b\n", encoding="utf-8")
+    assert read_text(Path(p)) == read_text(str(p)) == "a b\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# Properties (whitespace tokenizer: no Punkt involved)
+
+_pieces = st.sampled_from(
+    ["a", "bb", "Olá", ".", "!", "?", ".!", "!?", ".!?", "?!", "...", " ", "  ", "\n", "\t", "\xa0"]
+)
+_texts = st.lists(_pieces, max_size=40).map("".join)
+
+
+@given(_texts)
+def test_whitespace_modes_keep_every_token(text):
+    flat = text.split()
+    for mode in ("terminators", "lines", "none"):
+        sents = tokenize_text(text, tokenizer="whitespace", sentences=mode)
+        assert [t for s in sents for t in s] == flat
+        assert all(sents)
+    lines = tokenize_text(text, tokenizer="whitespace", sentences="lines")
+    assert lines == [line.split() for line in text.split("\n") if line.split()]
+
+
+@given(st.lists(st.sampled_from(["a", "b", ".", "!", "?", ".!?", "?!", "..."]), max_size=30))
+def test_split_terminators_properties(tokens):
+    sents = split_terminators(tokens)
+    assert [t for s in sents for t in s] == tokens
+    for i, s in enumerate(sents):
+        assert s
+        assert all(t not in ".!?" for t in s[:-1])
+        if i < len(sents) - 1:
+            assert s[-1] in ".!?"
+
+
+# ---- reading in pieces (iter_text): the same text, whatever the piece size ------------------
+@given(
+    lines=st.lists(st.text(alphabet=st.sampled_from("ab é\r\t%Σς€𝄞"), max_size=12), max_size=12),
+    final_newline=st.booleans(),
+    size=st.integers(min_value=1, max_value=9),
+    translate=st.booleans(),
+)
+def test_pieces_join_to_the_whole_text(tmp_path_factory, lines, final_newline, size, translate):
+    data = ("\n".join(lines) + ("\n" if final_newline and lines else "")).encode()
+    p = tmp_path_factory.mktemp("pieces") / "t.txt"
+    p.write_bytes(data)
+    options = {"skip_line_prefixes": ("%",), "lowercase": True, "translate_newlines": translate}
+    pieces = list(fptext.iter_text(p, chunk_bytes=size, **options))
+    assert "".join(pieces) == read_text(p, **options)
+    # every piece but the last ends a line
+    assert all(piece.endswith("\n") for piece in pieces[:-1])
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 5, 8, 64])
+def test_invalid_utf8_offset_and_line_across_pieces(tmp_path, size):
+    p = tmp_path / "bad.txt"
+    p.write_bytes(b"first line\nsecond\n\xc3\xa9t\xe9\nlast\n")
+    with pytest.raises(CorpusDecodeError) as info:
+        list(fptext.iter_text(p, chunk_bytes=size))
+    assert (info.value.byte_offset, info.value.line) == (21, 3)
+    # a multi-byte character cut between pieces is not an error
+    p.write_bytes("é€𝄞\n".encode() * 5)
+    assert "".join(fptext.iter_text(p, chunk_bytes=size)) == "é€𝄞\n" * 5
+
+
+def test_line_corpora_are_read_in_pieces(tmp_path, monkeypatch):
+    """Corpus.from_file reads one-sentence-per-line text in pieces, with the same result."""
+    from fastppl import Corpus
+
+    p = tmp_path / "t.txt"
+    p.write_text("a b c\n\nd e\r\nf  g h\n" * 50 + "last line", encoding="utf-8")
+    whole = {
+        t: list(Corpus.from_file(p, tokenizer=t, sentences="lines"))
+        for t in ("kenlm", "whitespace")
+    }
+    monkeypatch.setattr(fptext, "CHUNK_BYTES", 7)
+    for t, sentences in whole.items():
+        assert list(Corpus.from_file(p, tokenizer=t, sentences="lines")) == sentences

@@ -1,0 +1,523 @@
+# ruff: noqa: RUF001  (the confusable quotes, dashes and letters are the point of these tests)
+"""The native NLTK tokenizer (``engine="native"``, rust/corpus/nltk) against NLTK 3.10.4 itself
+(``engine="python"``: NLTK's ``PunktSentenceTokenizer`` and ``NLTKWordTokenizer`` with the same
+Punkt parameters), sentence for sentence and token for token: the bundled Machado corpus, Gutenberg
+samples (need ../shared), and generated text full of the cases the rules treat specially."""
+
+from __future__ import annotations
+
+import lzma
+import re
+import time
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import fastppl
+from fastppl import _core
+from fastppl.errors import (
+    CorpusDecodeError,
+    FastpplError,
+    InvalidArgumentError,
+    PunktDataError,
+)
+from fastppl.text import read_text, tokenize_text
+from fastppl.tokenize import NLTK_REFERENCE, punkt_model, sent_tokenize, word_tokenize
+
+LANGUAGES = ("english", "portuguese")
+
+
+def test_reference_version():
+    import nltk
+
+    assert nltk.__version__ == NLTK_REFERENCE
+
+
+def assert_same(text: str, language: str) -> None:
+    """Both engines agree on sent_tokenize, word_tokenize and preserve_line=True."""
+    native = sent_tokenize(text, language)
+    python = sent_tokenize(text, language, engine="python")
+    assert native == python
+    for preserve_line in (False, True):
+        a = word_tokenize(text, language, preserve_line)
+        b = word_tokenize(text, language, preserve_line, engine="python")
+        assert a == b, (preserve_line, text)
+
+
+def assert_same_tokens_per_sentence(sentences: list[str], language: str) -> None:
+    """`word_tokenize` of each sentence, as NLTK's `word_tokenize` applies it."""
+    for s in sentences:
+        a = word_tokenize(s, language, preserve_line=True)
+        b = word_tokenize(s, language, preserve_line=True, engine="python")
+        assert a == b, s
+
+
+# ---------------------------------------------------------------------------------------------
+# Real text
+
+
+@pytest.fixture(scope="module")
+def machado() -> str:
+    return read_text(fastppl.datasets.machado(), skip_line_prefixes=("#", "%"))
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_machado_sentence_for_sentence_and_token_for_token(machado, language):
+    native = sent_tokenize(machado, language)
+    python = sent_tokenize(machado, language, engine="python")
+    assert len(native) > 34_000
+    assert native == python
+    assert word_tokenize(machado, language) == [
+        t for s in python for t in word_tokenize(s, language, True, engine="python")
+    ]
+
+
+def test_machado_lowercased_tutorial_tokens(machado):
+    """The seed tutorial's tokens (lowercased text, English Punkt), as NLTK gives them."""
+    text = machado.lower()
+    tokens = word_tokenize(text)
+    assert len(tokens) == 629_335
+    assert tokens == word_tokenize(text, engine="python")
+
+
+@pytest.mark.parametrize("shard", [0, 3])
+def test_gutenberg_sample(gutenberg_dir, shard):
+    """2 MB of a Gutenberg shard (English); benches/nltk_parity_gutenberg.py runs all 320 MB."""
+    with lzma.open(gutenberg_dir / f"gutenberg-{shard:02d}.txt.xz", "rt", encoding="utf-8") as f:
+        f.seek(0)
+        text = f.read(2_000_000)
+    sentences = sent_tokenize(text, "english", engine="python")
+    assert sent_tokenize(text) == sentences
+    assert_same_tokens_per_sentence(sentences, "english")
+
+
+# ---------------------------------------------------------------------------------------------
+# Generated text
+
+PIECES = [
+    # words, mixed scripts, marks, digits of other scripts, case-folding traps
+    "word",
+    "Word",
+    "WORD",
+    "the",
+    "The",
+    "and",
+    "He",
+    "She",
+    "It",
+    "A",
+    "I",
+    "é",
+    "Él",
+    "ΕΛΛΗΝΙΚΆ",
+    "ελληνικά",
+    "русский",
+    "Москва",
+    "日本語",
+    "中文。",
+    "देवनागरी",
+    "हिन्दी",
+    "عربي",
+    "٣٤",
+    "²",
+    "½",
+    "ſ",
+    "İstanbul",
+    "ıi",
+    "ǅ",
+    "_",
+    "x²",
+    "ﬁ",
+    # abbreviations, initials, numbers, ordinals
+    "Dr.",
+    "Mr.",
+    "Mrs.",
+    "U.S.",
+    "e.g.",
+    "i.e.",
+    "etc.",
+    "St.",
+    "Sr.",
+    "D.",
+    "J.",
+    "S.",
+    "a.",
+    "No.",
+    "vol.",
+    "p.",
+    "Jan.",
+    "Inc.",
+    "Co.",
+    "1.",
+    "12.",
+    "3.5",
+    "1,000",
+    "1,000.50",
+    "-2.",
+    ".5",
+    ",5",
+    "1-2.",
+    "2nd",
+    "III.",
+    "a.m.",
+    "p.m.",
+    "Ph.D.",
+    # sentence ends and ellipses
+    ".",
+    "!",
+    "?",
+    "?!",
+    "!!!",
+    "...",
+    "..",
+    ". . .",
+    ". .",
+    "…",
+    ".)",
+    '."',
+    ".'",
+    ".”",
+    "?”",
+    # quotes of every kind
+    '"',
+    "'",
+    "''",
+    "``",
+    "`",
+    "“",
+    "”",
+    "‘",
+    "’",
+    "«",
+    "»",
+    "„",
+    "‚",
+    '"Hello',
+    "'em",
+    "'tis",
+    "'Twas",
+    "'s",
+    "'ll",
+    "'re",
+    "'ve",
+    "'m",
+    "'d",
+    "n't",
+    "'",
+    # contractions
+    "can't",
+    "cannot",
+    "CANNOT",
+    "Cannot",
+    "won't",
+    "don't",
+    "I'm",
+    "you're",
+    "they'll",
+    "gonna",
+    "gotta",
+    "gimme",
+    "lemme",
+    "wanna",
+    "wanna.",
+    "d'ye",
+    "more'n",
+    "whaddya",
+    "ain't",
+    "y'all",
+    "o'clock",
+    "rock'n'roll",
+    "GİMME",
+    "gımme",
+    # punctuation, brackets, dashes, symbols
+    ",",
+    ";",
+    ":",
+    "(",
+    ")",
+    "[",
+    "]",
+    "{",
+    "}",
+    "<",
+    ">",
+    "--",
+    "---",
+    "-",
+    "—",
+    "–",
+    "‒",
+    "―",
+    "&",
+    "@",
+    "#",
+    "$",
+    "%",
+    "*",
+    "**",
+    "/",
+    "\\",
+    "|",
+    "~",
+    "^",
+    "+",
+    "=",
+    "§",
+    "¶",
+    "•",
+    "3:30",
+    "a,b",
+    "x,",
+    "(a.)",
+    "[1]",
+    "{x}",
+    "<tag>",
+    "(Hello.)",
+    # URLs and addresses
+    "http://example.com/a.b?c=d&e=f.",
+    "www.example.org.",
+    "user@example.com",
+    "C:\\dir\\f.txt",
+]
+SEPARATORS = [
+    " ",
+    " ",
+    " ",
+    "",
+    "\n",
+    "\n\n",
+    "\n \n",
+    "  ",
+    "\t",
+    "\r\n",
+    "\u00a0",
+    "\u2009",
+    "\u3000",
+    "\x1c",
+    "\x1f",
+    "\x85",
+    "\u2028",
+    "\u200b",
+    "\x00",
+    "\x0b",
+    "\x0c",
+]
+
+
+@st.composite
+def punkt_texts(draw) -> str:
+    n = draw(st.integers(0, 40))
+    parts = []
+    for _ in range(n):
+        parts.append(draw(st.sampled_from(PIECES)))
+        parts.append(draw(st.sampled_from(SEPARATORS)))
+    return "".join(parts)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=punkt_texts(), language=st.sampled_from(LANGUAGES))
+def test_generated_text(text, language):
+    assert_same(text, language)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    text=st.text(
+        st.characters(codec="utf-8", exclude_categories=("Cs", "Co", "Cn")),
+        max_size=80,
+    )
+)
+def test_arbitrary_unicode(text):
+    assert_same(text, "english")
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    text=st.text(
+        st.sampled_from(list(".!?'\"`()[]{}<>-,:;@#$%&* \n\t\u00a0aA1é”’»«“‘")), max_size=60
+    )
+)
+def test_punctuation_soup(text):
+    assert_same(text, "english")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        " ",
+        "\n\n\n",
+        ".",
+        "..",
+        "?",
+        "a.",
+        "A. B. C.",
+        '"Hi." "Bye."',
+        "(He left.) She stayed.",
+        'He said "no." -- then left.',
+        "End.\u201d Next one.",
+        "Mr. J. S. Bach wrote it. It is 3.5 m. long.",
+        "I. INTRODUCTION\n\nThe work.",
+        "Why?! Because... it works. . . mostly.",
+        "x" * 10_000 + ". Y",
+        "\x00. \x00 A.",
+        "\x1c. A. \x1f",
+        "foo.\r\nBar.",
+    ],
+)
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_edge_cases(text, language):
+    assert_same(text, language)
+
+
+# ---------------------------------------------------------------------------------------------
+# The whole pipeline
+
+
+@pytest.mark.parametrize("sentences", ["terminators", "punkt", "lines", "none"])
+@pytest.mark.parametrize("tokenizer", ["nltk", "whitespace"])
+def test_tokenize_text_engines_agree(machado, tokenizer, sentences):
+    text = machado[:300_000]
+    native = tokenize_text(text, tokenizer, sentences)
+    assert native == tokenize_text(text, tokenizer, sentences, engine="python")
+    corpus = fastppl.Corpus.from_text(text, tokenizer=tokenizer, sentences=sentences)
+    assert corpus.num_sentences == len(native)
+    assert corpus.num_tokens == sum(map(len, native))
+
+
+def test_corpus_engines_agree_on_machado_file(machado_text_path):
+    kwargs = {"skip_line_prefixes": ("#", "%"), "lowercase": True, "language": "portuguese"}
+    a = fastppl.Corpus.from_file(machado_text_path, sentences="punkt", **kwargs)
+    b = fastppl.Corpus.from_file(machado_text_path, sentences="punkt", engine="python", **kwargs)
+    assert (a.num_sentences, a.num_tokens) == (b.num_sentences, b.num_tokens)
+    assert a.token_counts() == b.token_counts()
+
+
+def test_invalid_engine():
+    with pytest.raises(InvalidArgumentError, match="engine"):
+        tokenize_text("a", engine="spacy")
+    with pytest.raises(InvalidArgumentError, match="engine"):
+        fastppl.Corpus.from_text("a", engine="spacy")
+    with pytest.raises(InvalidArgumentError, match="engine"):
+        word_tokenize("a", engine="java")
+
+
+# ---------------------------------------------------------------------------------------------
+# Bad input
+
+
+def test_invalid_utf8_names_file_line_and_offset(tmp_path):
+    path = tmp_path / "bad.txt"
+    path.write_bytes(b"Good line.\nSecond \xff line.\n")
+    with pytest.raises(CorpusDecodeError, match="byte offset 18") as info:
+        fastppl.Corpus.from_file(path, tokenizer="nltk")
+    assert (info.value.line, info.value.byte_offset) == (2, 18)
+    assert str(path) in str(info.value)
+    ok = fastppl.Corpus.from_file(path, tokenizer="nltk", errors="replace")
+    assert "\ufffd" in ok.token_counts()
+
+
+def _punkt_copy(tmp_path):
+    import shutil
+
+    folder = tmp_path / "punkt"
+    shutil.copytree(fastppl.tokenize.BUNDLED_PUNKT / "english", folder)
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "line"),
+    [
+        ("ortho_context.tab", "the\t36\nfoo\tbar\n", 2),
+        ("ortho_context.tab", "the\t36\nonly-one-field\n", 2),
+        ("collocations.tab", "a\tb\nc\td\te\n", 2),
+        ("abbrev_types.txt", b"dr\nmr\n\xff\n", 3),
+    ],
+)
+def test_malformed_punkt_file_names_file_and_line(tmp_path, name, content, line):
+    folder = _punkt_copy(tmp_path)
+    data = content.encode() if isinstance(content, str) else content
+    (folder / name).write_bytes(data)
+    with pytest.raises(PunktDataError, match=rf"{re.escape(name)}, line {line}") as info:
+        _core.PunktModel(folder)
+    assert info.value.line == line and info.value.path.endswith(name)
+    assert isinstance(info.value, FastpplError)
+
+
+def test_missing_punkt_file(tmp_path):
+    folder = _punkt_copy(tmp_path)
+    (folder / "sent_starters.txt").unlink()
+    with pytest.raises(FileNotFoundError, match=r"sent_starters\.txt"):
+        _core.PunktModel(folder)
+
+
+def test_nul_bytes():
+    text = "A\x00B. C\x00.\x00 D \x00"
+    assert_same(text, "english")
+    assert fastppl.Corpus.from_text(text).num_tokens == len(word_tokenize(text))
+
+
+def test_long_line_without_newline_is_linear():
+    """A line with no newline costs time in proportion to its length (NLTK's own regexes time
+    out on such input; the native engine has no limit)."""
+    unit = "Lorem ipsum dolor sit amet, Dr. Smith said. Consectetur (adipiscing) elit... "
+
+    def seconds(n: int) -> float:
+        text = unit * n
+        start = time.perf_counter()
+        corpus = fastppl.Corpus.from_text(text, tokenizer="nltk", sentences="punkt")
+        elapsed = time.perf_counter() - start
+        assert corpus.num_tokens == n * len(word_tokenize(unit))
+        return elapsed
+
+    small = min(seconds(10_000) for _ in range(2))
+    large = min(seconds(80_000) for _ in range(2))
+    assert large < 8 * small * 2.5, (small, large)  # 8x the text: far from quadratic (64x)
+
+
+def test_one_sentence_without_spaces_is_linear():
+    """No whitespace at all: Punkt's context for the word before each period grows back to the
+    last break (NLTK's rule); the result must still come in linear time."""
+
+    def seconds(n: int) -> float:
+        text = "ab." * n
+        start = time.perf_counter()
+        sentences = punkt_model("english").sent_tokenize(text)
+        assert "".join(sentences) == text
+        return time.perf_counter() - start
+
+    small = min(seconds(20_000) for _ in range(2))
+    large = min(seconds(160_000) for _ in range(2))
+    assert large < 8 * small * 2.5 + 0.05, (small, large)
+    assert sent_tokenize("ab." * 300) == sent_tokenize("ab." * 300, engine="python")
+
+
+# ---------------------------------------------------------------------------------------------
+# Command line
+
+
+@pytest.mark.parametrize("engine", ["native", "python"])
+def test_cli_language_and_engine(tmp_path, capsys, engine):
+    from fastppl.cli import main
+
+    text = tmp_path / "t.txt"
+    text.write_text("O Sr. Brás chegou. Ele saiu! E depois?\n" * 20, encoding="utf-8")
+    out = tmp_path / "m.arpa"
+    args = [
+        "train",
+        "-o",
+        "2",
+        "--smoothing",
+        "witten_bell",
+        "--tokenizer",
+        "nltk",
+        "--sentences",
+        "punkt",
+    ]
+    args += ["--language", "portuguese", "--engine", engine, str(text), str(out), "-q"]
+    assert main(args) == 0
+    arpa = out.read_text(encoding="utf-8")
+    assert "\tSr. Brás" in arpa and "\tsaiu !" in arpa  # Punkt kept "Sr." whole
+    assert main([*args[:-3], "--language", "klingon", str(text), str(out), "-q"]) != 0
+    assert "klingon" in capsys.readouterr().err
