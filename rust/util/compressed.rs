@@ -54,8 +54,29 @@ impl Codec {
     }
 }
 
+/// Refuses (with [`Error::InvalidArgument`]) a path that is not a regular file once symbolic
+/// links are followed: a directory, FIFO, socket or device.
+pub fn check_regular(path: &Path) -> Result<()> {
+    let meta = std::fs::metadata(path).map_err(Error::io(path))?;
+    if meta.is_file() {
+        return Ok(());
+    }
+    let kind = if meta.is_dir() {
+        "a directory"
+    } else {
+        "not a regular file (a FIFO, socket or device)"
+    };
+    Err(Error::invalid(format!(
+        "{}: is {kind}; fastppl reads model files from regular files only",
+        path.display()
+    )))
+}
+
 /// Opens `path` for buffered reading, decompressing on the fly.
+/// Only regular files are opened (a FIFO or a device could block or never end): anything else
+/// is refused before it is opened.
 pub fn open_read(path: &Path) -> Result<Box<dyn BufRead + Send>> {
+    check_regular(path)?;
     let file = File::open(path).map_err(Error::io(path))?;
     let mut raw = BufReader::with_capacity(1 << 16, file);
     let head = raw.fill_buf().map_err(Error::io(path))?;

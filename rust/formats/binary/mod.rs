@@ -65,7 +65,7 @@
 //! `unsafe` block is explained in [`crate::util::mapped`].
 
 use std::fs::File;
-use std::io::{BufWriter, Seek, SeekFrom, Write};
+use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -396,8 +396,8 @@ pub fn load(path: &Path, verify: bool) -> Result<Model> {
             "binary model files need a little-endian host",
         ));
     }
-    let file = File::open(path).map_err(Error::io(path))?;
-    let meta = file.metadata().map_err(Error::io(path))?;
+    // stat before opening: opening a FIFO for reading would block until a writer comes
+    let meta = std::fs::metadata(path).map_err(Error::io(path))?;
     if meta.is_dir() {
         return Err(format_err(p, "is a directory, not a model file"));
     }
@@ -415,6 +415,12 @@ pub fn load(path: &Path, verify: bool) -> Result<Model> {
             },
         ));
     }
+    let mut file = File::open(path).map_err(Error::io(path))?;
+    // the fixed header is read and checked before anything is mapped, so that a large file that
+    // is not a model (or of another version) costs one small read
+    let mut head = [0u8; FIXED_HEADER];
+    file.read_exact(&mut head).map_err(Error::io(path))?;
+    check_fixed_header(&head, size, p)?;
     // (verifying reads every page: then have the kernel map them all at once)
     let mut options = memmap2::MmapOptions::new();
     if verify {
@@ -429,10 +435,11 @@ pub fn load(path: &Path, verify: bool) -> Result<Model> {
     parse(&map, p, verify)
 }
 
-fn parse(map: &Arc<Mmap>, p: &str, verify: bool) -> Result<Model> {
-    let bytes: &[u8] = map;
+/// Checks the magic bytes, version, endianness marker and file length at the start of `head`
+/// (at least the first 24 bytes of a file of `size` bytes).
+fn check_fixed_header(head: &[u8], size: u64, p: &str) -> Result<()> {
     let mut c = Cursor {
-        bytes,
+        bytes: head,
         pos: 0,
         path: p,
     };
@@ -464,19 +471,27 @@ fn parse(map: &Arc<Mmap>, p: &str, verify: bool) -> Result<Model> {
         ));
     }
     let file_len = c.u64()?;
-    if file_len != bytes.len() as u64 {
+    if file_len != size {
         return Err(format_err(
             p,
-            if file_len > bytes.len() as u64 {
-                format!(
-                    "truncated: {} bytes, the header says {file_len}",
-                    bytes.len()
-                )
+            if file_len > size {
+                format!("truncated: {} bytes, the header says {file_len}", size)
             } else {
-                format!("{} bytes, the header says {file_len}", bytes.len())
+                format!("{} bytes, the header says {file_len}", size)
             },
         ));
     }
+    Ok(())
+}
+
+fn parse(map: &Arc<Mmap>, p: &str, verify: bool) -> Result<Model> {
+    let bytes: &[u8] = map;
+    check_fixed_header(bytes, bytes.len() as u64, p)?;
+    let mut c = Cursor {
+        bytes,
+        pos: CHECKSUM_AT,
+        path: p,
+    };
     let stored_sum = c.u64()?;
     if !verify {
         return parse_rest(map, c, false);
