@@ -11,6 +11,7 @@ use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
 use std::path::Path;
 
 use crate::error::{Error, Result};
+use crate::util::atomic::AtomicFile;
 
 /// A compression format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,24 +100,25 @@ pub fn open_read(path: &Path) -> Result<Box<dyn BufRead + Send>> {
     })
 }
 
-/// A file being written, compressed by its extension; call [`Output::finish`] to flush it and
-/// write the compressed stream's trailer (dropping it unfinished leaves a truncated file).
+/// A file being written, compressed by its extension, atomically (see [`AtomicFile`]): call
+/// [`Output::finish`] to write the compressed stream's trailer and replace the target; dropping
+/// it unfinished leaves the target untouched and removes the temporary file.
 pub struct Output {
     inner: Sink,
     path: String,
 }
 
 enum Sink {
-    Plain(BufWriter<File>),
-    Gzip(flate2::write::GzEncoder<BufWriter<File>>),
-    Xz(Box<lzma_rust2::XzWriterMt<BufWriter<File>>>),
-    Bzip2(bzip2::write::BzEncoder<BufWriter<File>>),
+    Plain(BufWriter<AtomicFile>),
+    Gzip(flate2::write::GzEncoder<BufWriter<AtomicFile>>),
+    Xz(Box<lzma_rust2::XzWriterMt<BufWriter<AtomicFile>>>),
+    Bzip2(bzip2::write::BzEncoder<BufWriter<AtomicFile>>),
 }
 
 impl Output {
-    /// Creates (truncates) `path`, compressing by its extension.
+    /// Starts replacing `path`, compressing by its extension.
     pub fn create(path: &Path) -> Result<Output> {
-        let file = File::create(path).map_err(Error::io(path))?;
+        let file = AtomicFile::create(path)?;
         let buf = BufWriter::with_capacity(1 << 16, file);
         let inner = match Codec::from_extension(path) {
             Codec::Plain => Sink::Plain(buf),
@@ -146,7 +148,7 @@ impl Output {
         })
     }
 
-    /// Ends the compressed stream and flushes everything to disk.
+    /// Ends the compressed stream, flushes everything to disk and replaces the target.
     pub fn finish(self) -> Result<()> {
         let path = self.path;
         let wrap = Error::io(&path);
@@ -157,10 +159,7 @@ impl Output {
             Sink::Bzip2(e) => e.finish().map_err(wrap)?,
         };
         buf.flush().map_err(wrap)?;
-        buf.into_inner()
-            .map_err(|e| wrap(e.into_error()))?
-            .sync_all()
-            .map_err(wrap)
+        buf.into_inner().map_err(|e| wrap(e.into_error()))?.commit()
     }
 
     /// The path, for error messages.

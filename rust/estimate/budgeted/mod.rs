@@ -175,11 +175,8 @@ fn train_arpa_unchecked(
         &dir,
         &mut out,
     )
+    // (the file is replaced atomically by `close`: on error the old model stays as it was)
     .and_then(|()| out.close());
-    if written.is_err() && path.is_file() {
-        // never leave a truncated model behind
-        let _ = std::fs::remove_file(path);
-    }
     written.map(|()| Summary {
         ngram_counts: counts,
         runs: dir.runs(),

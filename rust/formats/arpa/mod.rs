@@ -82,13 +82,18 @@ const INITIAL_ENTRIES: u64 = 1 << 16;
 /// Shortest n-gram line ("p\tw\n"), bounding how many n-grams a file of a given size can hold.
 const MIN_LINE_BYTES: u64 = 4;
 
+/// Compression ratio assumed when bounding the n-grams a file can hold by its size (xz reaches
+/// 8 on ARPA text; plain files are overestimated, which the header's counts cap).
+const COMPRESSION_RATIO: u64 = 16;
+
 /// Reads an ARPA file (plain, .gz, .xz or .bz2, detected from its first bytes).
 pub fn read_arpa(path: &Path) -> Result<Model> {
     let reader = open_read(path)?;
     // room for at most as many n-grams as the (possibly compressed) bytes could hold, taking a
-    // compression ratio of 4: an underestimate only costs tables growing as lines arrive
+    // compression ratio of COMPRESSION_RATIO: an underestimate only costs tables growing as lines
+    // arrive
     let bytes = std::fs::metadata(path).map_err(Error::io(path))?.len();
-    let hint = bytes.saturating_mul(4) / MIN_LINE_BYTES + 1;
+    let hint = bytes.saturating_mul(COMPRESSION_RATIO) / MIN_LINE_BYTES + 1;
     read_arpa_hinted(reader, &path.display().to_string(), hint)
 }
 
