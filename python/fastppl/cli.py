@@ -284,6 +284,18 @@ def _train_ray(args: argparse.Namespace, params: dict[str, float | bool]) -> int
     return 0
 
 
+def _same_file(a: str | None, b: str) -> bool:
+    """Whether paths `a` and `b` name one existing file (same device and inode).
+
+    >>> _same_file(__file__, __file__), _same_file(None, __file__)
+    (True, False)
+    """
+    try:
+        return a is not None and a != "-" and os.path.samefile(a, b)
+    except OSError:  # one of them does not exist (yet)
+        return False
+
+
 def _train(args: argparse.Namespace) -> int:
     """Fits a model on a text and writes it as ARPA (compressed by the output's extension) or in
     fastppl's binary format (`--format binary`, or an output ending in .fppl/.fastppl)."""
@@ -307,6 +319,11 @@ def _train(args: argparse.Namespace) -> int:
         )
     if args.temp_dir is not None and args.memory is None:
         raise InvalidArgumentError("-T/--temp-dir only matters with -S/--memory (give both)")
+    if _same_file(args.text, args.output):
+        raise InvalidArgumentError(
+            f"the output {args.output!r} is the input corpus {args.text!r}: refusing to "
+            "overwrite it (give another output path)"
+        )
     with _step("reading", args.quiet):
         corpus = _read_corpus(args.text, args)
     limits = {

@@ -11,6 +11,7 @@ use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
 use std::path::Path;
 
 use crate::error::{Error, Result};
+use crate::util::atomic::AtomicFile;
 
 /// A compression format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,8 +55,29 @@ impl Codec {
     }
 }
 
+/// Refuses (with [`Error::InvalidArgument`]) a path that is not a regular file once symbolic
+/// links are followed: a directory, FIFO, socket or device.
+pub fn check_regular(path: &Path) -> Result<()> {
+    let meta = std::fs::metadata(path).map_err(Error::io(path))?;
+    if meta.is_file() {
+        return Ok(());
+    }
+    let kind = if meta.is_dir() {
+        "a directory"
+    } else {
+        "not a regular file (a FIFO, socket or device)"
+    };
+    Err(Error::invalid(format!(
+        "{}: is {kind}; fastppl reads model files from regular files only",
+        path.display()
+    )))
+}
+
 /// Opens `path` for buffered reading, decompressing on the fly.
+/// Only regular files are opened (a FIFO or a device could block or never end): anything else
+/// is refused before it is opened.
 pub fn open_read(path: &Path) -> Result<Box<dyn BufRead + Send>> {
+    check_regular(path)?;
     let file = File::open(path).map_err(Error::io(path))?;
     let mut raw = BufReader::with_capacity(1 << 16, file);
     let head = raw.fill_buf().map_err(Error::io(path))?;
@@ -78,24 +100,25 @@ pub fn open_read(path: &Path) -> Result<Box<dyn BufRead + Send>> {
     })
 }
 
-/// A file being written, compressed by its extension; call [`Output::finish`] to flush it and
-/// write the compressed stream's trailer (dropping it unfinished leaves a truncated file).
+/// A file being written, compressed by its extension, atomically (see [`AtomicFile`]): call
+/// [`Output::finish`] to write the compressed stream's trailer and replace the target; dropping
+/// it unfinished leaves the target untouched and removes the temporary file.
 pub struct Output {
     inner: Sink,
     path: String,
 }
 
 enum Sink {
-    Plain(BufWriter<File>),
-    Gzip(flate2::write::GzEncoder<BufWriter<File>>),
-    Xz(Box<lzma_rust2::XzWriterMt<BufWriter<File>>>),
-    Bzip2(bzip2::write::BzEncoder<BufWriter<File>>),
+    Plain(BufWriter<AtomicFile>),
+    Gzip(flate2::write::GzEncoder<BufWriter<AtomicFile>>),
+    Xz(Box<lzma_rust2::XzWriterMt<BufWriter<AtomicFile>>>),
+    Bzip2(bzip2::write::BzEncoder<BufWriter<AtomicFile>>),
 }
 
 impl Output {
-    /// Creates (truncates) `path`, compressing by its extension.
+    /// Starts replacing `path`, compressing by its extension.
     pub fn create(path: &Path) -> Result<Output> {
-        let file = File::create(path).map_err(Error::io(path))?;
+        let file = AtomicFile::create(path)?;
         let buf = BufWriter::with_capacity(1 << 16, file);
         let inner = match Codec::from_extension(path) {
             Codec::Plain => Sink::Plain(buf),
@@ -125,7 +148,7 @@ impl Output {
         })
     }
 
-    /// Ends the compressed stream and flushes everything to disk.
+    /// Ends the compressed stream, flushes everything to disk and replaces the target.
     pub fn finish(self) -> Result<()> {
         let path = self.path;
         let wrap = Error::io(&path);
@@ -136,10 +159,7 @@ impl Output {
             Sink::Bzip2(e) => e.finish().map_err(wrap)?,
         };
         buf.flush().map_err(wrap)?;
-        buf.into_inner()
-            .map_err(|e| wrap(e.into_error()))?
-            .sync_all()
-            .map_err(wrap)
+        buf.into_inner().map_err(|e| wrap(e.into_error()))?.commit()
     }
 
     /// The path, for error messages.

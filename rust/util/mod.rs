@@ -1,6 +1,7 @@
-//! Generic machinery that knows no n-grams: compressed files, sorting on disk, memory-mapped
+//! Generic machinery that knows no n-grams: atomic file replacement, compressed files, sorting on disk, memory-mapped
 //! views, KenLM's float formatting.
 
+pub mod atomic;
 pub mod compressed;
 pub mod float_format;
 pub mod mapped;

@@ -180,8 +180,9 @@ fn train_arpa_unchecked(
     })
 }
 
-/// Steps 3 and 4: writes the model of the `adjusted` counts as ARPA to `path`, which is removed
-/// on failure; returns the n-grams per order, as the header states them.
+/// Steps 3 and 4: writes the model of the `adjusted` counts as ARPA to `path` (atomically: on
+/// failure the file there is left as it was); returns the n-grams per order, as the header states
+/// them.
 pub(crate) fn write_adjusted(
     adjusted: Adjusted,
     order: usize,
@@ -193,13 +194,10 @@ pub(crate) fn write_adjusted(
 ) -> Result<Vec<u64>> {
     let counts = adjusted.ngram_counts.clone();
     let mut out = ArpaFile::create(path, &counts)?;
-    let written = interpolate_and_write(adjusted, order, smoothing, vocab, memory, dir, &mut out)
-        .and_then(|()| out.close());
-    if written.is_err() && path.is_file() {
-        // never leave a truncated model behind
-        let _ = std::fs::remove_file(path);
-    }
-    written.map(|()| counts)
+    interpolate_and_write(adjusted, order, smoothing, vocab, memory, dir, &mut out)?;
+    // the file is replaced atomically by `close`: on error the old model stays as it was
+    out.close()?;
+    Ok(counts)
 }
 
 /// Step 1: every predicted token's longest n-gram (up to `order`), counted, in suffix order.

@@ -54,7 +54,7 @@
 mod write;
 
 use std::f64::consts::LN_10;
-use std::io::BufRead;
+use std::io::{BufRead, Read};
 use std::path::Path;
 
 use crate::corpus::vocab::{Vocab, BOS, EOS, UNK};
@@ -70,10 +70,31 @@ pub use write::{check_writable, write_arpa, write_arpa_to, ArpaFile, ArpaWriter}
 /// log10 probability KenLM gives `<unk>` when the file has none.
 pub const UNKNOWN_MISSING_LOG10: f64 = -100.0;
 
+/// Longest line accepted (1 MiB, newline included): ARPA lines are a few numbers and at most
+/// [`MAX_ORDER`] words, and the bound keeps one huge line (a decompression bomb) from exhausting
+/// memory.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// Most n-grams of one order allocated for before any is read: the header's counts are hints,
+/// never trusted for more room than this (tables grow as n-grams arrive).
+const INITIAL_ENTRIES: u64 = 1 << 16;
+
+/// Shortest n-gram line ("p\tw\n"), bounding how many n-grams a file of a given size can hold.
+const MIN_LINE_BYTES: u64 = 4;
+
+/// Compression ratio assumed when bounding the n-grams a file can hold by its size (xz reaches
+/// 8 on ARPA text; plain files are overestimated, which the header's counts cap).
+const COMPRESSION_RATIO: u64 = 16;
+
 /// Reads an ARPA file (plain, .gz, .xz or .bz2, detected from its first bytes).
 pub fn read_arpa(path: &Path) -> Result<Model> {
     let reader = open_read(path)?;
-    read_arpa_from(reader, &path.display().to_string())
+    // room for at most as many n-grams as the (possibly compressed) bytes could hold, taking a
+    // compression ratio of COMPRESSION_RATIO: an underestimate only costs tables growing as lines
+    // arrive
+    let bytes = std::fs::metadata(path).map_err(Error::io(path))?.len();
+    let hint = bytes.saturating_mul(COMPRESSION_RATIO) / MIN_LINE_BYTES + 1;
+    read_arpa_hinted(reader, &path.display().to_string(), hint)
 }
 
 /// Line reader with a 1-based line number and one line of push-back.
@@ -105,7 +126,8 @@ impl<R: BufRead> Lines<R> {
             return Ok(false);
         }
         self.buf.clear();
-        let n = match self.reader.read_until(b'\n', &mut self.buf) {
+        let limited = &mut (&mut self.reader).take(MAX_LINE_BYTES as u64 + 1);
+        let n = match limited.read_until(b'\n', &mut self.buf) {
             Ok(n) => n,
             Err(e) => {
                 self.line += 1;
@@ -117,6 +139,11 @@ impl<R: BufRead> Lines<R> {
             return Ok(false);
         }
         self.line += 1;
+        if self.buf.len() > MAX_LINE_BYTES {
+            return Err(self.fail(format!(
+                "line longer than {MAX_LINE_BYTES} bytes (the limit for an ARPA line)"
+            )));
+        }
         if self.buf.last() == Some(&b'\n') {
             self.buf.pop();
         }
@@ -175,6 +202,11 @@ fn parse_log10(field: &str) -> Option<f64> {
 
 /// Reads an ARPA model from `reader`; `path` names it in error messages.
 pub fn read_arpa_from(reader: impl BufRead, path: &str) -> Result<Model> {
+    read_arpa_hinted(reader, path, INITIAL_ENTRIES)
+}
+
+/// [`read_arpa_from`], allocating at most `room` entries per order from the header's counts.
+fn read_arpa_hinted(reader: impl BufRead, path: &str, room: u64) -> Result<Model> {
     let mut lines = Lines {
         reader,
         buf: Vec::new(),
@@ -319,7 +351,7 @@ pub fn read_arpa_from(reader: impl BufRead, path: &str) -> Result<Model> {
         }
         if m >= 2 {
             model.higher.push(OrderTable {
-                table: ProbingTable::with_entries(announced[m - 1] as usize),
+                table: ProbingTable::with_entries(announced[m - 1].min(room) as usize),
                 counts: Vec::new(),
             });
         }
@@ -587,6 +619,45 @@ mod tests {
             Error::ModelFormat { line, .. } => line,
             other => panic!("not a format error: {other}"),
         }
+    }
+
+    #[test]
+    fn header_counts_are_hints_not_allocations() {
+        for count in ["999999999999", "18446744073709551615", "100000000"] {
+            let text = TINY.replace("ngram 2=4", &format!("ngram 2={count}"));
+            let err = read(&text).unwrap_err().to_string();
+            let expected = format!("holds 4 n-grams but the header announces {count}");
+            assert!(err.ends_with(&expected), "{err}");
+        }
+        // tables sized below the counts grow as n-grams arrive: same model as with full room
+        let small = read_arpa_hinted(TINY.as_bytes(), "t", 1).unwrap();
+        let full = read(TINY).unwrap();
+        assert_eq!(small.ngram_counts(), full.ngram_counts());
+        let ids: Vec<u32> = ["a", "b", "b", "a"]
+            .iter()
+            .map(|w| full.vocab.get(w).unwrap())
+            .collect();
+        let scores = |m: &Model| {
+            let mut out = Vec::new();
+            m.score_sentence(&ids, |_, lp| out.push(lp.to_bits()));
+            out
+        };
+        assert_eq!(scores(&small), scores(&full));
+    }
+
+    #[test]
+    fn overlong_line_is_refused_without_reading_it_whole() {
+        // an endless line: the reader stops at the limit
+        let endless = std::io::BufReader::new(std::io::repeat(b'x'));
+        let err = read_arpa_from(endless, "bomb.arpa")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("line 1: line longer than 1048576 bytes"),
+            "{err}"
+        );
+        let long_comment = format!("#{}\n{TINY}", "c".repeat(MAX_LINE_BYTES - 2));
+        assert!(read(&long_comment).is_ok());
     }
 
     #[test]

@@ -65,8 +65,8 @@
 //! `unsafe` block is explained in [`crate::util::mapped`].
 
 use std::fs::File;
-use std::io::{BufWriter, Seek, SeekFrom, Write};
-use std::path::{Path, PathBuf};
+use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::Path;
 use std::sync::Arc;
 
 use memmap2::Mmap;
@@ -77,6 +77,7 @@ use crate::error::{Error, Result};
 use crate::model::{Fallback, Model, OrderTable};
 use crate::ngram::keys::{key_prefix, key_word, EMPTY, MAX_ORDER};
 use crate::ngram::probing::{ProbingTable, Slot};
+use crate::util::atomic::AtomicFile;
 use crate::util::mapped::MappedSlice;
 
 /// The first 8 bytes of every fastppl binary model file.
@@ -244,44 +245,25 @@ pub fn save(model: &Model, path: &Path) -> Result<()> {
     }
     debug_assert_eq!(h.len(), header_len);
 
-    let tmp = temp_path(path);
-    let written = write_file(&tmp, &h, &sections, &offsets).map_err(|e| match e {
-        Error::Io { source, .. } => Error::io(path)(source),
-        other => other,
-    });
-    let renamed = written.and_then(|()| std::fs::rename(&tmp, path).map_err(Error::io(path)));
-    if renamed.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    renamed
+    write_file(AtomicFile::create(path)?, &h, &sections, &offsets)
 }
 
-/// A temporary name beside `path` (same directory, so that renaming is atomic), unique to this
-/// process and call.
-fn temp_path(path: &Path) -> PathBuf {
-    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let name = path
-        .file_name()
-        .map_or_else(|| "model".into(), |n| n.to_string_lossy().into_owned());
-    path.with_file_name(format!(".{name}.{}-{call}.tmp", std::process::id()))
-}
-
+/// Writes the header and sections, patches the checksum in and replaces the target.
 fn write_file(
-    tmp: &Path,
+    file: AtomicFile,
     header: &[u8],
     sections: &[SectionBytes<'_>],
     offsets: &[usize],
 ) -> Result<()> {
-    let file = File::create(tmp).map_err(Error::io(tmp))?;
+    let target = file.target().to_path_buf();
     let mut w = BufWriter::with_capacity(1 << 20, file);
     let mut hasher = Xxh3::new();
     let zeros = [0u8; ALIGN];
     let mut pos = 0usize;
-    let mut put = |w: &mut BufWriter<File>, bytes: &[u8], pos: &mut usize| -> Result<()> {
+    let mut put = |w: &mut BufWriter<AtomicFile>, bytes: &[u8], pos: &mut usize| -> Result<()> {
         hasher.update(bytes);
         *pos += bytes.len();
-        w.write_all(bytes).map_err(Error::io(tmp))
+        w.write_all(bytes).map_err(Error::io(&target))
     };
     put(&mut w, header, &mut pos)?;
     for (s, &o) in sections.iter().zip(offsets) {
@@ -289,11 +271,13 @@ fn write_file(
         put(&mut w, s.bytes, &mut pos)?;
     }
     let sum = hasher.digest();
-    let mut file = w.into_inner().map_err(|e| Error::io(tmp)(e.into_error()))?;
+    let mut file = w
+        .into_inner()
+        .map_err(|e| Error::io(&target)(e.into_error()))?;
     file.seek(SeekFrom::Start(CHECKSUM_AT as u64))
         .and_then(|_| file.write_all(&sum.to_le_bytes()))
-        .and_then(|()| file.sync_all())
-        .map_err(Error::io(tmp))
+        .map_err(Error::io(&target))?;
+    file.commit()
 }
 
 /// The checksum of a whole file, the checksum field read as zero.
@@ -396,8 +380,8 @@ pub fn load(path: &Path, verify: bool) -> Result<Model> {
             "binary model files need a little-endian host",
         ));
     }
-    let file = File::open(path).map_err(Error::io(path))?;
-    let meta = file.metadata().map_err(Error::io(path))?;
+    // stat before opening: opening a FIFO for reading would block until a writer comes
+    let meta = std::fs::metadata(path).map_err(Error::io(path))?;
     if meta.is_dir() {
         return Err(format_err(p, "is a directory, not a model file"));
     }
@@ -415,6 +399,12 @@ pub fn load(path: &Path, verify: bool) -> Result<Model> {
             },
         ));
     }
+    let mut file = File::open(path).map_err(Error::io(path))?;
+    // the fixed header is read and checked before anything is mapped, so that a large file that
+    // is not a model (or of another version) costs one small read
+    let mut head = [0u8; FIXED_HEADER];
+    file.read_exact(&mut head).map_err(Error::io(path))?;
+    check_fixed_header(&head, size, p)?;
     // (verifying reads every page: then have the kernel map them all at once)
     let mut options = memmap2::MmapOptions::new();
     if verify {
@@ -429,10 +419,11 @@ pub fn load(path: &Path, verify: bool) -> Result<Model> {
     parse(&map, p, verify)
 }
 
-fn parse(map: &Arc<Mmap>, p: &str, verify: bool) -> Result<Model> {
-    let bytes: &[u8] = map;
+/// Checks the magic bytes, version, endianness marker and file length at the start of `head`
+/// (at least the first 24 bytes of a file of `size` bytes).
+fn check_fixed_header(head: &[u8], size: u64, p: &str) -> Result<()> {
     let mut c = Cursor {
-        bytes,
+        bytes: head,
         pos: 0,
         path: p,
     };
@@ -464,19 +455,27 @@ fn parse(map: &Arc<Mmap>, p: &str, verify: bool) -> Result<Model> {
         ));
     }
     let file_len = c.u64()?;
-    if file_len != bytes.len() as u64 {
+    if file_len != size {
         return Err(format_err(
             p,
-            if file_len > bytes.len() as u64 {
-                format!(
-                    "truncated: {} bytes, the header says {file_len}",
-                    bytes.len()
-                )
+            if file_len > size {
+                format!("truncated: {} bytes, the header says {file_len}", size)
             } else {
-                format!("{} bytes, the header says {file_len}", bytes.len())
+                format!("{} bytes, the header says {file_len}", size)
             },
         ));
     }
+    Ok(())
+}
+
+fn parse(map: &Arc<Mmap>, p: &str, verify: bool) -> Result<Model> {
+    let bytes: &[u8] = map;
+    check_fixed_header(bytes, bytes.len() as u64, p)?;
+    let mut c = Cursor {
+        bytes,
+        pos: CHECKSUM_AT,
+        path: p,
+    };
     let stored_sum = c.u64()?;
     if !verify {
         return parse_rest(map, c, false);
@@ -917,6 +916,7 @@ mod tests {
     use super::*;
     use crate::corpus::Corpus;
     use crate::estimate::{fit, Pruning, Smoothing};
+    use std::path::PathBuf;
 
     const TEXT: &str = "a b c a b\nb c d a\na a b c d e\nc d e f\nb c a d\n";
 
