@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from fastppl import NGramModel
+from fastppl.cli import main
 
 kenlm = pytest.importorskip("kenlm")
 
@@ -45,3 +47,19 @@ def test_full_scores_agree_with_logprobs(arpa_dir: Path) -> None:
     for sentence in _test_sentences(arpa_dir, limit=50):
         tokens = sentence.split()
         np.testing.assert_array_equal(model.full_scores(tokens).logprob, model.logprobs(tokens))
+
+
+def test_cli_score_tokens_reports_ngram_length_and_oov(arpa_dir: Path, tmp_path: Path, capsys):
+    sentences = _test_sentences(arpa_dir, limit=40)
+    text = tmp_path / "test.txt"
+    text.write_text("\n".join(sentences) + "\n", encoding="utf-8")
+    model = str(arpa_dir / MODELS[0])
+    assert main(["score", model, str(text), "--tokens", "--format", "jsonl", "-q"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    theirs = kenlm.Model(model)
+    expected = [e for s in sentences for e in theirs.full_scores(s)]
+    assert len(rows) == len(expected)
+    assert [(r["ngram_length"], r["oov"]) for r in rows] == [(e[1], e[2]) for e in expected]
+    assert main(["score", model, str(text), "--tokens", "-q"]) == 0
+    columns = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
+    assert [(int(c[4]), c[5] == "1") for c in columns] == [(e[1], e[2]) for e in expected]
