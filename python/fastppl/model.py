@@ -394,11 +394,19 @@ class NGramModel:
         out = self._inner.logprobs(check_tokens(tokens, "tokens", allow_reserved=False))
         return out if divisor == 1.0 else out / divisor
 
-    def full_scores(self, tokens: Sequence[str], base: float | str | None = None) -> TokenScores:
+    def full_scores(
+        self,
+        tokens: Sequence[str],
+        base: float | str | None = None,
+        *,
+        bos: bool = True,
+        eos: bool = True,
+    ) -> TokenScores:
         """log p, matched n-gram length and OOV flag of each token of one sentence, then ``</s>``.
 
         The counterpart of the ``kenlm`` module's ``Model.full_scores`` (which uses log10: pass
-        ``base=10``), computed in one Rust call.
+        ``base=10``), computed in one Rust call. ``bos=False`` starts from an empty context
+        instead of ``<s>``; ``eos=False`` leaves ``</s>`` out (models with sentence markers).
 
         >>> m = NGramModel.fit(Corpus.from_sentences([["a", "b"]]), order=2, smoothing="mle")
         >>> s = m.full_scores(["a", "zz"])
@@ -407,7 +415,9 @@ class NGramModel:
         """
         divisor = log_base_divisor(base)
         logprob, ngram_length, oov = self._inner.full_scores(
-            check_tokens(tokens, "tokens", allow_reserved=False)
+            check_tokens(tokens, "tokens", allow_reserved=False),
+            check_bool("bos", bos),
+            check_bool("eos", eos),
         )
         return TokenScores(logprob if divisor == 1.0 else logprob / divisor, ngram_length, oov)
 

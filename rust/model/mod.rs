@@ -238,14 +238,19 @@ impl Model {
     }
 
     /// (ln p, matched n-gram length) of each predicted token of one sentence of model ids, like
-    /// [`Model::score_sentence`].
-    pub fn score_sentence_full(&self, ids: &[u32]) -> Vec<(f64, usize)> {
+    /// [`Model::score_sentence`]; `bos = false` starts from an empty context and `eos = false`
+    /// leaves `</s>` out (KenLM's `bos`/`eos` flags; both only apply to models with markers).
+    pub fn score_sentence_full(&self, ids: &[u32], bos: bool, eos: bool) -> Vec<(f64, usize)> {
         let mut state = self.sentence_start();
+        if !bos {
+            state.ctx.fill(NONE);
+            state.len = 0;
+        }
         let mut out: Vec<(f64, usize)> = ids
             .iter()
             .map(|&w| self.score_full(&mut state, w))
             .collect();
-        if self.bos_eos {
+        if self.bos_eos && eos {
             out.push(self.score_full(&mut state, EOS));
         }
         out

@@ -249,12 +249,15 @@ impl PyModel {
 
     /// Per predicted token of one sentence (`</s>` included when bos_eos): ln p, the length of
     /// the longest stored n-gram ending at it (KenLM's `ngram_length`), and whether it is out
-    /// of the vocabulary.
+    /// of the vocabulary. `bos`/`eos` as in KenLM: start from `<s>`, end with `</s>`.
     #[allow(clippy::type_complexity)]
+    #[pyo3(signature = (tokens, bos=true, eos=true))]
     fn full_scores<'py>(
         &self,
         py: Python<'py>,
         tokens: Vec<String>,
+        bos: bool,
+        eos: bool,
     ) -> (
         Bound<'py, PyArray1<f64>>,
         Bound<'py, PyArray1<u32>>,
@@ -262,10 +265,10 @@ impl PyModel {
     ) {
         let ids: Vec<u32> = tokens.iter().map(|w| self.model.id(w)).collect();
         let mut oov: Vec<bool> = ids.iter().map(|&i| i == UNK).collect();
-        if self.model.bos_eos {
+        if self.model.bos_eos && eos {
             oov.push(false);
         }
-        let full = self.model.score_sentence_full(&ids);
+        let full = self.model.score_sentence_full(&ids, bos, eos);
         let logp: Vec<f64> = full.iter().map(|&(x, _)| x).collect();
         let len: Vec<u32> = full.iter().map(|&(_, n)| n as u32).collect();
         (
