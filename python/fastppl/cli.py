@@ -433,13 +433,16 @@ def _score(args: argparse.Namespace) -> int:
     extra = 1 if model.bos_eos else 0
     for i, sentence in enumerate(corpus):
         words = [*sentence, "</s>"] if extra else sentence
+        matched = model.full_scores(sentence)
         for j, word in enumerate(words):
             score = format_score(float(scores[position + j]))
+            length, oov = int(matched.ngram_length[j]), bool(matched.oov[j])
             if args.format == "jsonl":
                 row = {"sentence": i, "position": j, "token": word, "score": score}
+                row |= {"ngram_length": length, "oov": oov}
                 out.write(json.dumps(row, ensure_ascii=False) + "\n")
             else:
-                out.write(f"{i}\t{j}\t{word}\t{score!r}\n")
+                out.write(f"{i}\t{j}\t{word}\t{score!r}\t{length}\t{int(oov)}\n")
         position += len(words)
     return 0
 
@@ -609,7 +612,12 @@ def build_parser() -> argparse.ArgumentParser:
         "model", help="ARPA model (plain or compressed) or binary model (recognized by its bytes)"
     )
     score.add_argument("text", nargs="?", help="text to score (default: standard input)")
-    score.add_argument("--tokens", action="store_true", help="one line per token, </s> included")
+    score.add_argument(
+        "--tokens",
+        action="store_true",
+        help="one line per token, </s> included: sentence, position, token, score, length of the "
+        "longest matched n-gram (KenLM's ngram_length), 1 if out of vocabulary else 0",
+    )
     score.add_argument(
         "--format",
         choices=("tsv", "jsonl"),

@@ -6,7 +6,7 @@ import math
 import os
 import warnings
 from collections.abc import Sequence
-from typing import Any, Literal, get_args
+from typing import Any, Literal, NamedTuple, get_args
 
 import numpy as np
 
@@ -38,6 +38,22 @@ OovPolicy = Literal["unk", "skip", "error"]
 #: (``_core.SMOOTHINGS``: each name with the parameters it takes and their defaults); the
 #: ``Literal`` above, needed for static typing, is tested to equal it.
 SMOOTHINGS: tuple[str, ...] = get_args(Smoothing)
+
+
+class TokenScores(NamedTuple):
+    """Per predicted token of one sentence (``</s>`` last when the model has sentence markers).
+
+    Attributes:
+        logprob: log p of each token (float64; natural log unless a base was asked for).
+        ngram_length: length of the longest stored n-gram ending at the token (uint32; KenLM's
+            ``ngram_length``: 1 when only the unigram matched).
+        oov: whether the token is out of the vocabulary (scored as ``<unk>``).
+    """
+
+    logprob: np.ndarray
+    ngram_length: np.ndarray
+    oov: np.ndarray
+
 
 #: The estimators whose models have an ARPA (back-off) form, the interpolated ones (from the
 #: core): :meth:`NGramModel.to_arpa` refuses the others (their probabilities do not back off, or
@@ -377,6 +393,33 @@ class NGramModel:
         divisor = log_base_divisor(base)
         out = self._inner.logprobs(check_tokens(tokens, "tokens", allow_reserved=False))
         return out if divisor == 1.0 else out / divisor
+
+    def full_scores(
+        self,
+        tokens: Sequence[str],
+        base: float | str | None = None,
+        *,
+        bos: bool = True,
+        eos: bool = True,
+    ) -> TokenScores:
+        """log p, matched n-gram length and OOV flag of each token of one sentence, then ``</s>``.
+
+        The counterpart of the ``kenlm`` module's ``Model.full_scores`` (which uses log10: pass
+        ``base=10``), computed in one Rust call. ``bos=False`` starts from an empty context
+        instead of ``<s>``; ``eos=False`` leaves ``</s>`` out (models with sentence markers).
+
+        >>> m = NGramModel.fit(Corpus.from_sentences([["a", "b"]]), order=2, smoothing="mle")
+        >>> s = m.full_scores(["a", "zz"])
+        >>> s.ngram_length.tolist(), s.oov.tolist()
+        ([2, 1, 1], [False, True, False])
+        """
+        divisor = log_base_divisor(base)
+        logprob, ngram_length, oov = self._inner.full_scores(
+            check_tokens(tokens, "tokens", allow_reserved=False),
+            check_bool("bos", bos),
+            check_bool("eos", eos),
+        )
+        return TokenScores(logprob if divisor == 1.0 else logprob / divisor, ngram_length, oov)
 
     def evaluate(
         self,

@@ -156,6 +156,13 @@ impl Model {
     /// ln p(w | state) (a score for unnormalized models); advances the state past `w`.
     #[inline]
     pub fn score(&self, state: &mut State, w: u32) -> f64 {
+        self.score_full(state, w).0
+    }
+
+    /// [`Model::score`] and the length of the longest stored n-gram ending at `w` in this
+    /// context (KenLM's `ngram_length`: 1 when only the unigram matched); advances the state.
+    #[inline]
+    pub fn score_full(&self, state: &mut State, w: u32) -> (f64, usize) {
         let l = state.len;
         let keep = self.order - 1;
         // the longest stored n-gram ending at w, recording the ones on the way: they are the
@@ -203,7 +210,7 @@ impl Model {
         }
         std::mem::swap(&mut state.ctx, &mut state.next);
         state.len = new_len;
-        logp
+        (logp, found)
     }
 
     /// Prefetches the slots that scoring `w` in `state` will probe first (one per order).
@@ -228,6 +235,25 @@ impl Model {
         if self.bos_eos {
             emit(ids.len(), self.score(&mut state, EOS));
         }
+    }
+
+    /// (ln p, matched n-gram length) of each predicted token of one sentence of model ids, like
+    /// [`Model::score_sentence`]; `bos = false` starts from an empty context and `eos = false`
+    /// leaves `</s>` out (KenLM's `bos`/`eos` flags; both only apply to models with markers).
+    pub fn score_sentence_full(&self, ids: &[u32], bos: bool, eos: bool) -> Vec<(f64, usize)> {
+        let mut state = self.sentence_start();
+        if !bos {
+            state.ctx.fill(NONE);
+            state.len = 0;
+        }
+        let mut out: Vec<(f64, usize)> = ids
+            .iter()
+            .map(|&w| self.score_full(&mut state, w))
+            .collect();
+        if self.bos_eos && eos {
+            out.push(self.score_full(&mut state, EOS));
+        }
+        out
     }
 
     /// The id of `word` in the model, or `<unk>`'s.

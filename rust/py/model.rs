@@ -9,6 +9,7 @@ use pyo3::types::PyDict;
 use super::corpus::PyCorpus;
 use super::errors::to_pyerr;
 use crate::corpus::padded_stream::PaddedStream;
+use crate::corpus::vocab::UNK;
 use crate::estimate::{fit, DefaultValue, Parameters, Pruning, Smoothing, ESTIMATORS};
 use crate::model::score::{score_corpus, OovPolicy};
 use crate::model::Model;
@@ -244,6 +245,37 @@ impl PyModel {
         let mut out = vec![0.0; ids.len() + usize::from(self.model.bos_eos)];
         self.model.score_sentence(&ids, |i, x| out[i] = x);
         out.into_pyarray(py)
+    }
+
+    /// Per predicted token of one sentence (`</s>` included when bos_eos): ln p, the length of
+    /// the longest stored n-gram ending at it (KenLM's `ngram_length`), and whether it is out
+    /// of the vocabulary. `bos`/`eos` as in KenLM: start from `<s>`, end with `</s>`.
+    #[allow(clippy::type_complexity)]
+    #[pyo3(signature = (tokens, bos=true, eos=true))]
+    fn full_scores<'py>(
+        &self,
+        py: Python<'py>,
+        tokens: Vec<String>,
+        bos: bool,
+        eos: bool,
+    ) -> (
+        Bound<'py, PyArray1<f64>>,
+        Bound<'py, PyArray1<u32>>,
+        Bound<'py, PyArray1<bool>>,
+    ) {
+        let ids: Vec<u32> = tokens.iter().map(|w| self.model.id(w)).collect();
+        let mut oov: Vec<bool> = ids.iter().map(|&i| i == UNK).collect();
+        if self.model.bos_eos && eos {
+            oov.push(false);
+        }
+        let full = self.model.score_sentence_full(&ids, bos, eos);
+        let logp: Vec<f64> = full.iter().map(|&(x, _)| x).collect();
+        let len: Vec<u32> = full.iter().map(|&(_, n)| n as u32).collect();
+        (
+            logp.into_pyarray(py),
+            len.into_pyarray(py),
+            oov.into_pyarray(py),
+        )
     }
 
     /// Raw training count of an n-gram (0 if unseen).

@@ -138,7 +138,7 @@ def test_score_prints_rounded_shortest_floats(text: Path, tmp_path: Path, capsys
     corpus = Corpus.from_file(text, tokenizer="whitespace")
     exact = model.evaluate(corpus, token_logprobs=True).token_logprobs / 2.302585092994046
     assert len(rows) == len(exact)
-    for (_, _, _, printed), value in zip(rows, exact, strict=True):
+    for (_, _, _, printed, _, _), value in zip(rows, exact, strict=True):
         digits = re.sub(r"[^0-9]", "", printed.split("e")[0]).lstrip("0")
         assert len(digits) <= SCORE_DIGITS, printed
         assert float(printed) == pytest.approx(value, rel=1e-11)

@@ -1,0 +1,80 @@
+"""`fastppl.kenlm.Model` against the kenlm module on KenLM's ARPA models."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+import fastppl.kenlm
+
+kenlm = pytest.importorskip("kenlm")
+
+MODEL = "machado.o3.arpa.gz"
+
+
+def _sentences(arpa_dir: Path, limit: int = 200) -> list[str]:
+    lines = (arpa_dir / "machado.test.txt").read_text(encoding="utf-8").splitlines()
+    return [*[line for line in lines if line.split()][:limit], "xyzzy palavra_nenhuma ."]
+
+
+@pytest.fixture(scope="module")
+def models(arpa_dir: Path):
+    path = str(arpa_dir / MODEL)
+    return fastppl.kenlm.Model(path), kenlm.Model(path)
+
+
+def test_attributes_and_membership(models, arpa_dir: Path) -> None:
+    ours, theirs = models
+    assert ours.order == theirs.order == 3
+    assert ours.path == theirs.path
+    for word in ["o", "dia", "xyzzy", "<s>", "</s>", "<unk>", ""]:
+        assert (word in ours) == (word in theirs), word
+    assert fastppl.kenlm.LanguageModel is fastppl.kenlm.Model
+
+
+@pytest.mark.parametrize(
+    ("bos", "eos"), [(True, True), (False, True), (True, False), (False, False)]
+)
+def test_scores_match(models, arpa_dir: Path, bos: bool, eos: bool) -> None:
+    ours, theirs = models
+    for sentence in _sentences(arpa_dir):
+        expected = list(theirs.full_scores(sentence, bos=bos, eos=eos))
+        got = list(ours.full_scores(sentence, bos=bos, eos=eos))
+        assert [g[1:] for g in got] == [e[1:] for e in expected], sentence
+        assert [g[0] for g in got] == pytest.approx([e[0] for e in expected], abs=1e-6)
+        # KenLM sums the sentence in float32
+        assert ours.score(sentence, bos=bos, eos=eos) == pytest.approx(
+            theirs.score(sentence, bos=bos, eos=eos), abs=1e-4
+        )
+    for sentence in _sentences(arpa_dir, limit=20):
+        assert ours.perplexity(sentence) == pytest.approx(theirs.perplexity(sentence), rel=1e-4)
+
+
+def test_missing_file_is_an_oserror_as_in_kenlm(tmp_path: Path) -> None:
+    with pytest.raises(OSError):
+        kenlm.Model(str(tmp_path / "none.arpa"))
+    with pytest.raises(OSError):
+        fastppl.kenlm.Model(tmp_path / "none.arpa")
+
+
+def test_code_written_for_kenlm_runs_unchanged(arpa_dir: Path, monkeypatch) -> None:
+    def document_perplexities(path: str, documents: list[list[str]]) -> list[float]:
+        import kenlm as module  # whichever module sys.modules holds
+
+        model = module.Model(path)
+        out = []
+        for lines in documents:
+            log_score = sum(model.score(line) for line in lines)
+            length = sum(len(line.split()) + 1 for line in lines)
+            out.append(10.0 ** (-log_score / length))
+        return out
+
+    sentences = _sentences(arpa_dir, limit=60)
+    documents = [sentences[i : i + 6] for i in range(0, len(sentences), 6)]
+    path = str(arpa_dir / MODEL)
+    expected = document_perplexities(path, documents)
+    monkeypatch.setitem(sys.modules, "kenlm", fastppl.kenlm)
+    got = document_perplexities(path, documents)
+    assert got == pytest.approx(expected, rel=1e-5)
