@@ -26,7 +26,7 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 
-from fastppl.errors import FastpplError, InvalidArgumentError, ModelFileNotFoundError
+from fastppl.errors import FastpplError, InvalidArgumentError
 from fastppl.model import ARPA_SMOOTHINGS, SMOOTHINGS
 
 #: The command line's tokenizer when --tokenizer is not given: lmplz's and query's reading of text.
@@ -140,26 +140,13 @@ def _read_corpus(path: str | None, args: argparse.Namespace):
 BINARY_SUFFIXES = (".fppl", ".fastppl")
 
 
-def _load_model(path: str):
-    """A binary model (recognized by its magic bytes) or an ARPA file (plain or compressed)."""
-    from fastppl import _core
-    from fastppl.model import NGramModel
-
-    try:
-        with open(path, "rb") as f:
-            head = f.read(len(_core.BINARY_MAGIC))
-    except FileNotFoundError:
-        raise ModelFileNotFoundError(f"model file not found: {path!r}") from None
-    if head == _core.BINARY_MAGIC:
-        return NGramModel.load(path)
-    return NGramModel.from_arpa(path)
-
-
 def _model_and_text(args: argparse.Namespace):
     """The model (`args.model`, binary or ARPA) and the corpus to score (`args.text`), with
     status lines."""
+    from fastppl.model import NGramModel
+
     with _step("loading model", args.quiet):
-        model = _load_model(args.model)
+        model = NGramModel.from_file(args.model)
     with _step("reading", args.quiet):
         corpus = _read_corpus(args.text, args)
     return model, corpus

@@ -29,6 +29,7 @@ import os
 from collections.abc import Iterator
 
 from fastppl.errors import InvalidTypeError
+from fastppl.model import NGramModel
 
 
 class Model:
@@ -47,11 +48,9 @@ class Model:
     """
 
     def __init__(self, path: str | os.PathLike[str], config: object = None) -> None:
-        from fastppl.cli import _load_model
-
         #: the absolute path as bytes, as the kenlm module has it
         self.path = os.fsencode(os.path.abspath(path))
-        self._model = _load_model(os.fsdecode(self.path))
+        self._model = NGramModel.from_file(os.fsdecode(self.path))
 
     @property
     def order(self) -> int:

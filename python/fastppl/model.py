@@ -16,6 +16,7 @@ from fastppl.corpus import Corpus
 from fastppl.errors import (
     InvalidArgumentError,
     InvalidTypeError,
+    ModelFileNotFoundError,
     NotNormalizedError,
     ZeroProbabilityWarning,
 )
@@ -308,6 +309,32 @@ class NGramModel:
             OSError: the file cannot be read.
         """
         return cls(_core.NGramModel.load(os.fspath(path), verify=check_bool("verify", verify)))
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str]) -> NGramModel:
+        """Loads a model file of either kind: fastppl's binary format (:meth:`load`, recognized
+        by its magic bytes) or an ARPA file, plain or compressed (:meth:`from_arpa`).
+
+        >>> import os, tempfile
+        >>> m = NGramModel.fit(Corpus.from_sentences([["a", "b"], ["b"]]), order=2)
+        >>> folder = tempfile.mkdtemp()
+        >>> m.to_arpa(os.path.join(folder, "m.arpa"))
+        >>> m.save(os.path.join(folder, "m.fppl"))
+        >>> [NGramModel.from_file(os.path.join(folder, f)).order for f in ("m.arpa", "m.fppl")]
+        [2, 2]
+
+        Raises:
+            ModelFileNotFoundError: ``path`` does not exist (a ``FileNotFoundError``).
+            ModelFormatError: the file is neither kind, or is malformed.
+        """
+        try:
+            with open(path, "rb") as f:
+                head = f.read(len(_core.BINARY_MAGIC))
+        except FileNotFoundError:
+            raise ModelFileNotFoundError(f"model file not found: {os.fspath(path)!r}") from None
+        if head == _core.BINARY_MAGIC:
+            return cls.load(path)
+        return cls.from_arpa(path)
 
     # ---- properties ---------------------------------------------------------------------
     @property
