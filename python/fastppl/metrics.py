@@ -30,6 +30,7 @@ from typing import Any, Literal
 import numpy as np
 
 from fastppl.errors import InvalidArgumentError
+from fastppl.result import exp_or_inf
 
 __all__ = [
     "CorpusResult",
@@ -81,8 +82,9 @@ class PerplexityResult:
 
     @property
     def perplexity(self) -> float:
-        """``exp(cross_entropy) == 2 ** cross_entropy_bits``."""
-        return math.exp(self.cross_entropy)
+        """``exp(cross_entropy) == 2 ** cross_entropy_bits``; inf when that overflows a float
+        (a mean log-probability below about -709 nats)."""
+        return exp_or_inf(self.cross_entropy)
 
     def per_unit(self, num_units: float) -> PerplexityResult:
         """The same log-likelihood normalised by another unit count.
@@ -420,19 +422,23 @@ def from_logits(
         if not np.isin(mask, (0, 1)).all():
             raise InvalidArgumentError("attention_mask must hold only 0 and 1")
         scored &= mask.astype(bool)
-    targets = np.where(scored, label_ids, -1).astype(np.int64)
     if shift:
         scored[..., 0] = False
         if attention_mask is not None:
             scored[..., 1:] &= mask[..., :-1].astype(bool)
-        targets = np.concatenate(
-            [np.where(scored[..., 1:], targets[..., 1:], -1), np.full_like(targets[..., :1], -1)],
-            axis=-1,
-        )
-    if (label_ids[scored] < 0).any():
+    # checked in the labels' own dtype: uint64 ids >= 2^63 must not wrap when cast to int64
+    vocab_size = values.shape[-1]
+    outside = scored & ((label_ids < 0) | (label_ids >= vocab_size))
+    if outside.any():
+        where = tuple(int(i) for i in np.argwhere(outside)[0])
         raise InvalidArgumentError(
-            f"labels must be in [0, {values.shape[-1]}) or equal ignore_index={ignore_index}"
+            f"label {label_ids[where]} at {where} is outside the vocabulary [0, {vocab_size}); "
+            f"labels must be in [0, {vocab_size}) or equal ignore_index={ignore_index}"
         )
+    targets = np.where(scored, label_ids, 0).astype(np.int64)
+    targets[~scored] = -1
+    if shift:  # logits[t] predicts labels[t + 1]
+        targets = np.concatenate([targets[..., 1:], np.full_like(targets[..., :1], -1)], axis=-1)
     num_tokens = int(scored.sum())
     if num_tokens == 0:
         raise InvalidArgumentError("no label is scored (all masked, ignored, or too short)")
@@ -523,6 +529,8 @@ def _logits_array(logits: Any) -> tuple[np.ndarray, str | None]:
         array = tensor.numpy()
     else:
         array = np.asarray(logits)
+    if not array.dtype.isnative:  # big-endian data on a little-endian machine, or the reverse
+        array = array.astype(array.dtype.newbyteorder("="))
     name = array.dtype.name
     if name in ("float16", "bfloat16"):
         return array.view(np.uint16), name

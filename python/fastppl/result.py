@@ -88,7 +88,7 @@ class EvaluationResult:
     @property
     def perplexity(self) -> float:
         """exp(cross-entropy) over all counted tokens pooled (micro average); inf if p = 0."""
-        return _exp(self.cross_entropy)
+        return exp_or_inf(self.cross_entropy)
 
     def log_prob_in(self, base: float) -> float:
         """The total log probability in another base (2, 10, ...)."""
@@ -107,6 +107,6 @@ class EvaluationResult:
         return float(per_doc.mean())
 
 
-def _exp(x: float) -> float:
-    """exp that overflows to inf instead of raising."""
+def exp_or_inf(x: float) -> float:
+    """exp that overflows to inf instead of raising (a perplexity too large for a float)."""
     return math.inf if x > 709.0 else math.exp(x)

@@ -232,3 +232,39 @@ def test_nan_in_unscored_rows_is_ignored():
     logits = np.zeros((1, 3, 4))
     logits[0, 2] = np.nan  # predicts nothing under the causal shift
     assert metrics.from_logits(logits, np.zeros((1, 3), int)).perplexity == pytest.approx(4)
+
+
+@pytest.mark.parametrize("dtype", ["<f2", ">f2", "<f4", ">f4", "<f8", ">f8"])
+def test_from_logits_reads_either_byte_order(dtype):
+    logits = np.log(np.array([[[0.5, 0.25, 0.25], [0.25, 0.5, 0.25], [0.25, 0.25, 0.5]]]))
+    native = metrics.from_logits(logits.astype(dtype[1:]), np.array([[0, 1, 0]]))
+    swapped = metrics.from_logits(logits.astype(dtype), np.array([[0, 1, 0]]))
+    assert swapped.perplexity == native.perplexity
+    assert native.perplexity == pytest.approx(4.0, rel=1e-3)  # p = 1/4 twice
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "uint32", "int64", "uint64", ">i8"])
+def test_from_logits_takes_every_integer_dtype(dtype):
+    logits = np.log(np.full((1, 3, 4), 0.25))
+    assert metrics.from_logits(logits, np.array([[3, 1, 2]], dtype=dtype)).perplexity == (
+        pytest.approx(4.0)
+    )
+
+
+@pytest.mark.parametrize("label", [4, 2**63, 2**64 - 1])
+def test_from_logits_refuses_uint64_labels_outside_the_vocabulary(label):
+    """uint64 ids >= 2^63 used to wrap to negative int64 and give NaN."""
+    labels = np.array([[0, label, 1]], dtype=np.uint64)
+    with pytest.raises(InvalidArgumentError, match=rf"label {label} at \(0, 1\) is outside"):
+        metrics.from_logits(np.zeros((1, 3, 4)), labels)
+
+
+def test_unscored_first_label_is_not_checked():
+    """Under the causal shift labels[..., 0] is never predicted, so any value is accepted."""
+    logits = np.log(np.full((1, 3, 4), 0.25))
+    assert metrics.from_logits(logits, np.array([[99, 1, 2]])).num_tokens == 2
+
+
+def test_perplexity_too_large_for_a_float_is_inf():
+    assert metrics.perplexity([-800.0]) == math.inf
+    assert metrics.score([-800.0, -800.0]).perplexity == math.inf
