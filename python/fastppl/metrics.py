@@ -412,6 +412,8 @@ def from_logits(
         )
     if not np.issubdtype(label_ids.dtype, np.integer):
         raise InvalidArgumentError(f"labels must be integers, not {label_ids.dtype}")
+    if label_ids.size == 0:
+        raise InvalidArgumentError(f"labels of shape {label_ids.shape} hold no token to score")
     scored = label_ids != ignore_index
     if attention_mask is not None:
         mask = _as_numpy(attention_mask)
