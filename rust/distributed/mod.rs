@@ -29,29 +29,14 @@ use std::path::{Path, PathBuf};
 use crate::corpus::vocab::{Vocab, RESERVED};
 use crate::corpus::Corpus;
 use crate::error::{Error, Result};
-use crate::estimate::budgeted::{adjust, highest_ngrams, write_adjusted, Adjusted};
-use crate::estimate::{check_pruning, Pruning, Smoothing};
+use crate::estimate::budgeted::{self, adjust, highest_ngrams, write_adjusted, Adjusted};
+use crate::estimate::{Pruning, Smoothing};
 use crate::util::spill::{KeyOrder, Layout, RecordStream, Sorter, WorkDir};
 
 /// Checks what the tasks will be asked to estimate, before any runs: an interpolated estimator
 /// (the ARPA form), order 2..=`MAX_ORDER`, valid parameters and pruning.
 pub fn check_estimator(order: usize, smoothing: &Smoothing, pruning: &Pruning) -> Result<()> {
-    smoothing.validate()?;
-    check_pruning(smoothing, pruning)?;
-    if !smoothing.is_interpolated() {
-        return Err(Error::invalid(format!(
-            "distributed estimation writes ARPA, which needs an interpolated estimator \
-             (modified_kneser_ney, kneser_ney, witten_bell, absolute_discounting); got {}",
-            smoothing.name()
-        )));
-    }
-    if !(2..=crate::ngram::keys::MAX_ORDER).contains(&order) {
-        return Err(Error::invalid(format!(
-            "order must be in 2..={} for distributed estimation, got {order}",
-            crate::ngram::keys::MAX_ORDER
-        )));
-    }
-    Ok(())
+    budgeted::check_estimator(order, smoothing, pruning, "distributed estimation")
 }
 
 /// A shard's vocabulary file (step 1).

@@ -76,6 +76,33 @@ pub struct Summary {
     pub bytes_spilled: u64,
 }
 
+/// Checks what every ARPA-writing estimation path needs (the budgeted one here and the
+/// distributed one): valid parameters and pruning, an interpolated estimator (ARPA holds backoff
+/// form, exact only for those) and an order in `2..=MAX_ORDER`; `what` names the path in errors.
+pub fn check_estimator(
+    order: usize,
+    smoothing: &Smoothing,
+    pruning: &Pruning,
+    what: &str,
+) -> Result<()> {
+    smoothing.validate()?;
+    check_pruning(smoothing, pruning)?;
+    if !smoothing.is_interpolated() {
+        return Err(Error::invalid(format!(
+            "{what} writes ARPA, which needs an interpolated estimator (modified_kneser_ney, \
+             kneser_ney, witten_bell, absolute_discounting); got {}",
+            smoothing.name()
+        )));
+    }
+    if !(2..=crate::ngram::keys::MAX_ORDER).contains(&order) {
+        return Err(Error::invalid(format!(
+            "order must be in 2..={} for {what}, got {order}",
+            crate::ngram::keys::MAX_ORDER
+        )));
+    }
+    Ok(())
+}
+
 /// Estimates a model of `order` on `corpus` with `smoothing` (an interpolated estimator) within
 /// `budget` and writes it as ARPA to `path` (compressed by its extension).
 pub fn train_arpa(
@@ -86,22 +113,12 @@ pub fn train_arpa(
     budget: &Budget,
     path: &Path,
 ) -> Result<Summary> {
-    smoothing.validate()?;
-    check_pruning(&smoothing, pruning)?;
-    if !smoothing.is_interpolated() {
-        return Err(Error::invalid(format!(
-            "estimation within a memory budget writes ARPA, which needs an interpolated \
-             estimator (modified_kneser_ney, kneser_ney, witten_bell, absolute_discounting); \
-             got {}",
-            smoothing.name()
-        )));
-    }
-    if !(2..=crate::ngram::keys::MAX_ORDER).contains(&order) {
-        return Err(Error::invalid(format!(
-            "order must be in 2..={} for estimation within a memory budget, got {order}",
-            crate::ngram::keys::MAX_ORDER
-        )));
-    }
+    check_estimator(
+        order,
+        &smoothing,
+        pruning,
+        "estimation within a memory budget",
+    )?;
     if budget.memory < MIN_MEMORY {
         return Err(Error::invalid(format!(
             "the memory budget must be at least {} MiB, got {} bytes",
