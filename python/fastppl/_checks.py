@@ -3,32 +3,47 @@
 from __future__ import annotations
 
 import math
+import numbers
 import operator
 from collections.abc import Sequence
+from typing import Literal
 
 from fastppl.errors import InvalidArgumentError, InvalidTypeError
 
 RESERVED = ("<s>", "</s>")
 
 
-def log_base_divisor(base: float | str | None) -> float:
-    """ln(base): divides natural logs into logs of ``base``; None or ``"e"`` give 1.
+LogBase = float | Literal["e", "2", "10"]
+"""A log base as every function of the public API takes it: ``"e"``, 2, 10 (also as the strings
+the CLI reads) or any finite number > 1."""
+
+
+def log_base_divisor(base: LogBase | None) -> float:
+    """ln(base), the one parser of log bases: divides natural logs into logs of ``base``.
+
+    None and ``"e"`` give 1; ``"2"`` and ``"10"`` are read as numbers; any other value must be a
+    real number (not a bool), finite and > 1 (a base below 1 would flip the sign of every log
+    probability), else :class:`InvalidArgumentError`.
 
     >>> round(log_base_divisor(10), 6)
     2.302585
+    >>> log_base_divisor("2") == log_base_divisor(2)
+    True
     """
     if base is None or base == "e":
         return 1.0
-    if (
-        isinstance(base, bool)
-        or not isinstance(base, (int, float))
-        or not base > 1
-        or not math.isfinite(base)
-    ):
+    number = _NAMED_BASES.get(base) if isinstance(base, str) else base
+    if isinstance(number, bool) or not isinstance(number, numbers.Real):
         raise InvalidArgumentError(
-            f"base must be 'e' or a finite number > 1 (2, 10, ...), got {base!r}"
+            f"base must be 'e', '2', '10' or a finite number > 1, got {base!r}"
         )
-    return math.log(base)
+    value = float(number)
+    if not (math.isfinite(value) and value > 1):
+        raise InvalidArgumentError(f"base must be a finite number > 1 (2, 10, ...), got {base!r}")
+    return math.log(value)
+
+
+_NAMED_BASES = {"2": 2.0, "10": 10.0}
 
 
 def check_bool(name: str, value: object) -> bool:

@@ -20,12 +20,12 @@ import argparse
 import contextlib
 import glob
 import json
-import math
 import os
 import sys
 import time
 from collections.abc import Iterator, Sequence
 
+from fastppl._checks import log_base_divisor
 from fastppl.errors import FastpplError, InvalidArgumentError
 from fastppl.model import ARPA_SMOOTHINGS, SMOOTHINGS
 
@@ -150,10 +150,6 @@ def _model_and_text(args: argparse.Namespace):
     with _step("reading", args.quiet):
         corpus = _read_corpus(args.text, args)
     return model, corpus
-
-
-def _base(name: str) -> float:
-    return {"e": math.e, "2": 2.0, "10": 10.0}[name]
 
 
 def format_score(value: float) -> float:
@@ -404,7 +400,7 @@ def _score(args: argparse.Namespace) -> int:
     model, corpus = _model_and_text(args)
     with _step("scoring", args.quiet):
         result = model.evaluate(corpus, oov="unk", token_logprobs=args.tokens)
-    divisor = math.log(_base(args.base))
+    divisor = log_base_divisor(args.base)
     out = sys.stdout
     if not args.tokens:
         lengths = corpus.sentence_lengths()

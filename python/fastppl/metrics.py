@@ -29,6 +29,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from fastppl._checks import LogBase, log_base_divisor
 from fastppl.errors import InvalidArgumentError
 from fastppl.result import exp_or_inf
 
@@ -46,7 +47,6 @@ __all__ = [
     "score_corpus",
 ]
 
-LogBase = float | Literal["e", "2", "10"]
 Average = Literal["micro", "macro"]
 
 
@@ -476,7 +476,7 @@ def _as_nats(logprobs: Any, probs: Any, base: LogBase) -> np.ndarray:
         raise InvalidArgumentError("logprobs contain NaN or infinity (a probability of 0?)")
     if (lp > 0).any():
         raise InvalidArgumentError("logprobs must be <= 0 (probabilities <= 1)")
-    return lp * _ln_base(base)
+    return lp * log_base_divisor(base)
 
 
 def _float_array(values: Any, name: str) -> np.ndarray:
@@ -486,19 +486,6 @@ def _float_array(values: Any, name: str) -> np.ndarray:
     if np.isnan(array).any():
         raise InvalidArgumentError(f"{name} contain NaN")
     return array
-
-
-def _ln_base(base: LogBase) -> float:
-    """Natural log of a log base given as "e", a number or a numeric string."""
-    if base == "e":
-        return 1.0
-    try:
-        b = float(base)
-    except (TypeError, ValueError):
-        raise InvalidArgumentError(f"base must be 'e' or a number, not {base!r}") from None
-    if not (math.isfinite(b) and b > 0 and b != 1):
-        raise InvalidArgumentError(f"base must be positive, finite and != 1, not {base!r}")
-    return math.log(b)
 
 
 def _positive_count(value: float, name: str) -> float:

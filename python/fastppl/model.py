@@ -11,7 +11,7 @@ from typing import Any, Literal, NamedTuple, get_args
 import numpy as np
 
 from fastppl import _core
-from fastppl._checks import check_bool, check_int, check_tokens, log_base_divisor
+from fastppl._checks import LogBase, check_bool, check_int, check_tokens, log_base_divisor
 from fastppl.corpus import Corpus
 from fastppl.errors import (
     InvalidArgumentError,
@@ -389,9 +389,7 @@ class NGramModel:
         return self._inner.count(check_tokens(ngram, "ngram"))
 
     # ---- scoring ------------------------------------------------------------------------
-    def logprob(
-        self, word: str, context: Sequence[str] = (), base: float | str | None = None
-    ) -> float:
+    def logprob(self, word: str, context: Sequence[str] = (), base: LogBase | None = None) -> float:
         """log p(word | context), natural log unless ``base`` is given (2, 10...).
 
         Only the last ``order - 1`` context tokens are used; unknown words are ``<unk>``.
@@ -410,7 +408,7 @@ class NGramModel:
         """p(word | context) (a score for stupid backoff)."""
         return math.exp(self.logprob(word, context))
 
-    def logprobs(self, tokens: Sequence[str], base: float | str | None = None) -> np.ndarray:
+    def logprobs(self, tokens: Sequence[str], base: LogBase | None = None) -> np.ndarray:
         """log p of each token of one sentence, then of ``</s>`` when bos_eos (float64).
 
         >>> m = NGramModel.fit(Corpus.from_sentences([["a", "b"]]), order=2, smoothing="mle")
@@ -424,7 +422,7 @@ class NGramModel:
     def full_scores(
         self,
         tokens: Sequence[str],
-        base: float | str | None = None,
+        base: LogBase | None = None,
         *,
         bos: bool = True,
         eos: bool = True,

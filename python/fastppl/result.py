@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fastppl._checks import log_base_divisor
+from fastppl._checks import LogBase, log_base_divisor
 from fastppl.errors import EmptyCorpusError
 
 LN2 = math.log(2.0)
@@ -90,7 +90,7 @@ class EvaluationResult:
         """exp(cross-entropy) over all counted tokens pooled (micro average); inf if p = 0."""
         return exp_or_inf(self.cross_entropy)
 
-    def log_prob_in(self, base: float) -> float:
+    def log_prob_in(self, base: LogBase) -> float:
         """The total log probability in another base (2, 10, ...)."""
         return self.log_prob / log_base_divisor(base)
 

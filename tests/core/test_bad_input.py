@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 import pytest
 
-from fastppl import Corpus, NGramModel
+from fastppl import Corpus, NGramModel, metrics
 from fastppl.errors import (
     EmptyCorpusError,
     FastpplError,
@@ -334,12 +334,22 @@ def test_reserved_tokens_refused_in_logprobs(mle, token):
 
 
 # ---- base= ------------------------------------------------------------------------------------
-@pytest.mark.parametrize("base", [1, 0, -2, 0.5, "2", "ten", True, math.nan, [2]])
+@pytest.mark.parametrize("base", [1, 0, -2, 0.5, "3", "ten", True, math.nan, [2]])
 def test_bad_base(mle, base):
+    """One parser of log bases: the model API and fastppl.metrics refuse the same values."""
     with pytest.raises(InvalidArgumentError, match="base must be"):
         mle.logprob("b", ["a"], base=base)
     with pytest.raises(InvalidArgumentError, match="base must be"):
         mle.logprobs(["a", "b"], base=base)
+    with pytest.raises(InvalidArgumentError, match="base must be"):
+        metrics.perplexity([-1.0], base=base)
+
+
+@pytest.mark.parametrize(("name", "number"), [("2", 2), ("10", 10), ("e", math.e)])
+def test_named_bases_equal_numbers(mle, name, number):
+    """The strings the CLI reads ("2", "10", "e") mean the same base in every function."""
+    assert mle.logprob("b", ["a"], base=name) == pytest.approx(mle.logprob("b", ["a"], base=number))
+    assert metrics.perplexity([-1.0], base=name) == pytest.approx(number)
 
 
 def test_infinite_base_is_refused(mle):
