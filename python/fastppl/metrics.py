@@ -3,8 +3,8 @@
 Conventions used throughout:
 
 * Log-probabilities returned by fastppl are natural logs (nats). Inputs may be
-  in any base ``b`` (``base="e"``, ``2``, ``10`` or any positive number other
-  than 1); they are converted with ``log_e(p) = log_b(p) * ln(b)``.
+  in any base ``b`` (``base="e"``, ``2``, ``10`` or any finite number > 1, the
+  same rule as the model API); they are converted with ``log_e(p) = log_b(p) * ln(b)``.
 * Cross-entropy ``CE`` is the mean negative log-likelihood per unit:
   ``CE = -sum(log p) / num_units`` in nats, ``CE_bits = CE / ln(2)``.
 * ``PPL = exp(CE) = 2 ** CE_bits``. Perplexity does not depend on the log base
@@ -203,7 +203,7 @@ def perplexity(
     Args:
         logprobs: Log-probabilities in ``base``, one per token.
         probs: Probabilities in (0, 1] instead of ``logprobs``.
-        base: Log base of ``logprobs`` (``"e"``, ``2``, ``10``, any b > 0, b != 1).
+        base: Log base of ``logprobs`` (``"e"``, ``2``, ``10``, or any finite number > 1).
         num_units: Unit count to normalise by instead of the token count.
 
     Returns:
