@@ -16,7 +16,7 @@
 //! | [`model`]    | the model in backoff form, its scoring state, corpus scoring           |
 //! | [`formats`]  | ARPA (reader, [`formats::arpa::ArpaWriter`]) and the binary format     |
 //! | [`estimate`] | [`estimate::Smoothing`] (the estimator list), pruning, fit, budgeted |
-//! | `py`         | the only PyO3 code                                                     |
+//! | `py`         | the only PyO3 code (feature `python`, on by default)                   |
 //!
 //! Arrows only point down: `py -> estimate -> formats -> model -> ngram -> corpus -> util ->
 //! error`, so there is no import circle and each layer is tested without the ones above it
@@ -67,6 +67,7 @@ pub mod formats;
 pub mod metrics;
 pub mod model;
 pub mod ngram;
+#[cfg(feature = "python")]
 mod py;
 pub mod util;
 
