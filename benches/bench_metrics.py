@@ -55,7 +55,7 @@ def logits_methods(name: str, logits: np.ndarray, labels: np.ndarray) -> Callabl
     if name == "fastppl":
         from fastppl.metrics import from_logits
 
-        return lambda: from_logits(logits, labels).total_logprob
+        return lambda: from_logits(logits, labels).log_prob
     import torch
 
     t_logits, t_labels = torch.from_numpy(logits), torch.from_numpy(labels)
@@ -79,7 +79,7 @@ def logits_methods(name: str, logits: np.ndarray, labels: np.ndarray) -> Callabl
 
         dtype = torch.bfloat16 if name == "fastppl_bf16" else torch.float16
         half = t_logits.to(dtype)
-        return lambda: from_logits(half, t_labels).total_logprob
+        return lambda: from_logits(half, t_labels).log_prob
     raise ValueError(name)
 
 

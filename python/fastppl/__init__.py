@@ -35,7 +35,7 @@ from fastppl.errors import (
     ZeroProbabilityWarning,
 )
 from fastppl.model import NGramModel
-from fastppl.result import EvaluationResult
+from fastppl.result import EvaluationResult, LogLikelihood
 from fastppl.text import read_text, tokenize_text
 from fastppl.tokenize import sent_tokenize, word_tokenize
 from fastppl.training import train_arpa
@@ -52,6 +52,7 @@ __all__ = [
     "FastpplWarning",
     "InvalidArgumentError",
     "InvalidTypeError",
+    "LogLikelihood",
     "ModelFileNotFoundError",
     "ModelFormatError",
     "NGramModel",

@@ -198,7 +198,7 @@ def masked_pseudo_perplexity(
         max_length: Context length; default from the model config.
 
     Returns:
-        A :class:`TextsResult`; ``total_logprob`` is the PLL (nats) and
+        A :class:`TextsResult`; ``log_prob`` is the PLL (nats) and
         ``perplexity`` the pseudo-perplexity (micro over texts).
 
     Raises:
@@ -206,7 +206,7 @@ def masked_pseudo_perplexity(
             longer than the context, a tokenizer without a mask token.
 
     >>> r = masked_pseudo_perplexity(model, tokenizer, ["the cat sat"])  # doctest: +SKIP
-    >>> r.total_logprob, r.perplexity  # doctest: +SKIP
+    >>> r.log_prob, r.perplexity  # doctest: +SKIP
     """
     if tokenizer.mask_token_id is None:
         raise InvalidArgumentError("the tokenizer has no mask token")
@@ -336,7 +336,7 @@ def _collect(items: list[_Item], logprobs: list[np.ndarray]) -> TextsResult:
         per_ids[item.text] += item.targets
     docs = tuple(np.concatenate(parts) for parts in per_text)
     return TextsResult(
-        total_logprob=float(sum(d.sum() for d in docs)),
+        log_prob=float(sum(d.sum() for d in docs)),
         num_tokens=sum(d.size for d in docs),
         document_logprobs=docs,
         token_ids=tuple(np.array(ids, dtype=np.int64) for ids in per_ids),

@@ -61,9 +61,9 @@ def score(
         atol: Tolerance on the row sums when ``normalize`` is False.
 
     Returns:
-        A :class:`fastppl.metrics.PerplexityResult`; ``total_logprob`` is in
+        A :class:`fastppl.metrics.PerplexityResult`; ``log_prob`` is in
         nats and ``num_tokens`` is the total word count. A word of
-        probability 0 gives ``total_logprob = -inf`` and infinite perplexity.
+        probability 0 gives ``log_prob = -inf`` and infinite perplexity.
 
     Raises:
         InvalidArgumentError: Inconsistent shapes, negative or non-finite
@@ -91,7 +91,7 @@ def score(
             part = slice(start, start + chunk)
             word_probs = np.einsum("ij,ij->i", theta[rows[part]], phi_by_word[words[part]])
             total += float(counts[part] @ np.log(word_probs))
-    return PerplexityResult(total_logprob=total, num_tokens=int(counts.sum()))
+    return PerplexityResult(log_prob=total, num_tokens=int(counts.sum()))
 
 
 def perplexity(

@@ -31,7 +31,7 @@ import numpy as np
 
 from fastppl._checks import LogBase, log_base_divisor
 from fastppl.errors import InvalidArgumentError
-from fastppl.result import exp_or_inf
+from fastppl.result import LogLikelihood
 
 __all__ = [
     "CorpusResult",
@@ -51,17 +51,17 @@ Average = Literal["micro", "macro"]
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
-class PerplexityResult:
+class PerplexityResult(LogLikelihood):
     """Log-likelihood of some text and the numbers derived from it.
 
     Attributes:
-        total_logprob: Sum of the token log-probabilities, in nats (<= 0).
+        log_prob: Sum of the token log-probabilities, in nats (<= 0).
         num_tokens: Number of scored tokens.
         num_units: Denominator for per-unit numbers (words, bytes,
             characters); ``None`` means per token.
     """
 
-    total_logprob: float
+    log_prob: float
     num_tokens: int
     num_units: float | None = None
 
@@ -69,22 +69,6 @@ class PerplexityResult:
     def normalizer(self) -> float:
         """The unit count the metrics are divided by (tokens unless ``num_units``)."""
         return float(self.num_tokens if self.num_units is None else self.num_units)
-
-    @property
-    def cross_entropy(self) -> float:
-        """Cross-entropy in nats per unit: ``-total_logprob / normalizer``."""
-        return -self.total_logprob / self.normalizer
-
-    @property
-    def cross_entropy_bits(self) -> float:
-        """Cross-entropy in bits per unit (bits per token, or per byte, ...)."""
-        return self.cross_entropy / math.log(2)
-
-    @property
-    def perplexity(self) -> float:
-        """``exp(cross_entropy) == 2 ** cross_entropy_bits``; inf when that overflows a float
-        (a mean log-probability below about -709 nats)."""
-        return exp_or_inf(self.cross_entropy)
 
     def per_unit(self, num_units: float) -> PerplexityResult:
         """The same log-likelihood normalised by another unit count.
@@ -185,7 +169,7 @@ def score(
     """
     nats = _as_nats(logprobs, probs, base)
     units = None if num_units is None else _positive_count(num_units, "num_units")
-    return PerplexityResult(total_logprob=float(nats.sum()), num_tokens=nats.size, num_units=units)
+    return PerplexityResult(log_prob=float(nats.sum()), num_tokens=nats.size, num_units=units)
 
 
 def perplexity(
@@ -323,7 +307,7 @@ def score_corpus(
                 f"num_units has {units.size} entries for {len(docs)} documents"
             )
     return CorpusResult(
-        total_logprob=float(sum(d.sum() for d in docs)),
+        log_prob=float(sum(d.sum() for d in docs)),
         num_tokens=sum(d.size for d in docs),
         num_units=None if units is None else float(units.sum()),
         document_logprobs=docs,
@@ -455,7 +439,7 @@ def from_logits(
     if shift:
         per_row = np.concatenate([np.full_like(per_row[..., :1], np.nan), per_row[..., :-1]], -1)
     return LogitsResult(
-        total_logprob=float(per_row[scored].sum()),
+        log_prob=float(per_row[scored].sum()),
         num_tokens=num_tokens,
         token_logprobs=per_row,
         mask=scored,

@@ -14,8 +14,50 @@ from fastppl.errors import EmptyCorpusError
 LN2 = math.log(2.0)
 
 
+class LogLikelihood:
+    """The one base of fastppl's results: a total log-likelihood and what derives from it.
+
+    Subclasses are frozen dataclasses with a ``log_prob`` field (sum of the natural-log
+    probabilities of the counted tokens, <= 0) and a ``num_tokens`` field; :attr:`normalizer` is
+    the unit count the per-unit figures divide by (tokens, unless a subclass counts words or
+    bytes instead).
+    """
+
+    log_prob: float
+    num_tokens: int
+
+    @property
+    def normalizer(self) -> float:
+        """The unit count the per-unit figures divide by: the number of tokens."""
+        return float(self.num_tokens)
+
+    @property
+    def cross_entropy(self) -> float:
+        """Cross-entropy in nats per unit: ``-log_prob / normalizer``."""
+        return -self.log_prob / self.normalizer
+
+    @property
+    def cross_entropy_bits(self) -> float:
+        """Cross-entropy in bits per unit (``perplexity == 2 ** cross_entropy_bits``)."""
+        return self.cross_entropy / LN2
+
+    @property
+    def perplexity(self) -> float:
+        """``exp(cross_entropy)``; inf when the probability is 0 or the value overflows a float."""
+        return exp_or_inf(self.cross_entropy)
+
+    def log_prob_in(self, base: LogBase) -> float:
+        """The total log probability in another base (2, 10, ...).
+
+        >>> from fastppl.metrics import score
+        >>> round(score([-1.0, -1.0]).log_prob_in(2), 6)
+        -2.88539
+        """
+        return self.log_prob / log_base_divisor(base)
+
+
 @dataclass(frozen=True)
-class EvaluationResult:
+class EvaluationResult(LogLikelihood):
     """Totals of a scored corpus. Logs are natural logs.
 
     ``perplexity = exp(-log_prob / num_tokens) = 2 ** cross_entropy_bits`` over the pooled tokens
@@ -74,25 +116,6 @@ class EvaluationResult:
             token_logprobs=raw.get("token_logprobs"),
             num_zero_probability=int(np.isneginf(sent_lp).sum()),
         )
-
-    @property
-    def cross_entropy(self) -> float:
-        """Cross-entropy in nats per token: ``-log_prob / num_tokens``."""
-        return -self.log_prob / self.num_tokens
-
-    @property
-    def cross_entropy_bits(self) -> float:
-        """Cross-entropy in bits per token (``perplexity == 2 ** cross_entropy_bits``)."""
-        return self.cross_entropy / LN2
-
-    @property
-    def perplexity(self) -> float:
-        """exp(cross-entropy) over all counted tokens pooled (micro average); inf if p = 0."""
-        return exp_or_inf(self.cross_entropy)
-
-    def log_prob_in(self, base: LogBase) -> float:
-        """The total log probability in another base (2, 10, ...)."""
-        return self.log_prob / log_base_divisor(base)
 
     @property
     def document_perplexities(self) -> np.ndarray:

@@ -262,7 +262,7 @@ def test_pll_batched_equals_token_loop(masked, word_l2r):
             np.testing.assert_allclose(got, want, atol=1e-6)
         pll = sum(x.sum() for x in reference)
         n = sum(x.size for x in reference)
-        assert r.total_logprob == pytest.approx(pll, abs=1e-6)
+        assert r.log_prob == pytest.approx(pll, abs=1e-6)
         assert r.perplexity == pytest.approx(math.exp(-pll / n), rel=1e-6)
 
 

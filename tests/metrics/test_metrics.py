@@ -112,7 +112,7 @@ def test_from_logits_matches_log_softmax(dtype, tol):
     want = reference_logprobs(logits, labels)
     np.testing.assert_allclose(r.token_logprobs, want, atol=tol)
     assert r.num_tokens == 21
-    assert r.total_logprob == pytest.approx(want.sum(), abs=21 * tol)
+    assert r.log_prob == pytest.approx(want.sum(), abs=21 * tol)
 
 
 def test_causal_shift_alignment():
@@ -270,3 +270,20 @@ def test_unscored_first_label_is_not_checked():
 def test_perplexity_too_large_for_a_float_is_inf():
     assert metrics.perplexity([-800.0]) == math.inf
     assert metrics.score([-800.0, -800.0]).perplexity == math.inf
+
+
+def test_one_result_base_class(tmp_path):
+    """NGramModel.evaluate and fastppl.metrics return the same kind of result: a LogLikelihood
+    whose log_prob, cross-entropy and perplexity agree for the same token log-probabilities."""
+    from fastppl import Corpus, LogLikelihood, NGramModel
+
+    corpus = Corpus.from_texts(["a b a c", "b a b"], tokenizer="whitespace", sentences="lines")
+    model = NGramModel.fit(corpus, order=2, smoothing="kneser_ney")
+    evaluated = model.evaluate(corpus, token_logprobs=True)
+    scored = metrics.score(evaluated.token_logprobs)
+    assert isinstance(evaluated, LogLikelihood)
+    assert isinstance(scored, LogLikelihood)
+    assert scored.log_prob == pytest.approx(evaluated.log_prob, rel=1e-12)
+    assert scored.num_tokens == evaluated.num_tokens
+    assert scored.perplexity == pytest.approx(evaluated.perplexity, rel=1e-12)
+    assert scored.log_prob_in(10) == pytest.approx(evaluated.log_prob_in(10), rel=1e-12)
