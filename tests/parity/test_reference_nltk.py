@@ -229,6 +229,18 @@ def _nltk_interpolated(m, word, context, step, base):
     return alpha + gamma * lower
 
 
+def _differences_from_nltk(m, lm, sentences, base):
+    """Checks that NLTK's scores follow `_nltk_interpolated` on the queries of ``sentences`` and
+    returns how many of them differ from the reference's (fastppl's) probabilities."""
+    differing = 0
+    for word, context in queries(m, sentences, 2):
+        nltk_formula = _nltk_interpolated(m, word, context, lm.estimator.alpha_gamma, base)
+        assert lm.unmasked_score(word, context) == pytest.approx(nltk_formula, abs=1e-12)
+        if abs(nltk_formula - m.prob(word, context)) > 1e-9:
+            differing += 1
+    return differing
+
+
 @pytest.mark.parametrize("smoothing", ["witten_bell", "absolute_discounting"])
 def test_nltk_lowest_order_is_mle_unigram(smoothing):
     """NLTK's WittenBellInterpolated and AbsoluteDiscountingInterpolated end the recursion in the
@@ -245,13 +257,7 @@ def test_nltk_lowest_order_is_mle_unigram(smoothing):
     def base(w):
         return m.counts[0].get((w,), 0) / n_tokens
 
-    differing = 0
-    for word, context in queries(m, test[:15], 2):
-        nltk_formula = _nltk_interpolated(m, word, context, lm.estimator.alpha_gamma, base)
-        assert lm.unmasked_score(word, context) == pytest.approx(nltk_formula, abs=1e-12)
-        if abs(nltk_formula - m.prob(word, context)) > 1e-9:
-            differing += 1
-    assert differing > 0
+    assert _differences_from_nltk(m, lm, test[:15], base) > 0
     assert lm.unmasked_score(UNK, ("a",)) == 0.0
     assert m.prob(UNK, ("a",)) > 0
     assert lm.unmasked_score("a") == pytest.approx(base("a"), abs=1e-15)
@@ -274,13 +280,7 @@ def test_nltk_kneser_ney_base_and_oov():
         return adjusted.get((w,), 0) / n_bigram_types
 
     assert sum(adjusted.values()) == n_bigram_types
-    differing = 0
-    for word, context in queries(m, test[:6], 2):
-        nltk_formula = _nltk_interpolated(m, word, context, lm.estimator.alpha_gamma, base)
-        assert lm.unmasked_score(word, context) == pytest.approx(nltk_formula, abs=1e-12)
-        if abs(nltk_formula - m.prob(word, context)) > 1e-9:
-            differing += 1
-    assert differing > 0
+    assert _differences_from_nltk(m, lm, test[:6], base) > 0
     assert lm.unmasked_score(UNK, ("a",)) == 0.0
     assert m.prob(UNK, ("a",)) == pytest.approx(m.gamma(("a",)) * m.gamma(()) / m.vocab_size)
 
