@@ -17,6 +17,7 @@ use fastppl::formats::arpa::{read_arpa_from, write_arpa_to};
 use fastppl::model::score::{score_corpus, OovPolicy};
 use fastppl::ngram::counts::count_ngrams;
 use fastppl::util::compressed::open_read;
+use fastppl::util::job::Job;
 
 const ORDER: usize = 4;
 const SMOOTHING: Smoothing = Smoothing::ModifiedKneserNey {
@@ -52,7 +53,15 @@ fn predicted(corpus: &Corpus) -> u64 {
 
 fn bench(c: &mut Criterion) {
     let (train, test) = machado();
-    let model = fit(&train, ORDER, true, SMOOTHING, &Pruning::none()).unwrap();
+    let model = fit(
+        &train,
+        ORDER,
+        true,
+        SMOOTHING,
+        &Pruning::none(),
+        &Job::none(),
+    )
+    .unwrap();
     let mut arpa = Vec::new();
     write_arpa_to(&model, &mut arpa).unwrap();
 
@@ -62,11 +71,21 @@ fn bench(c: &mut Criterion) {
     g.bench_function("count orders 1-4", |b| {
         b.iter(|| {
             let stream = PaddedStream::new(&train, true, None);
-            count_ngrams(&stream, ORDER, train.vocab().len()).unwrap()
+            count_ngrams(&stream, ORDER, train.vocab().len(), &Job::none()).unwrap()
         });
     });
     g.bench_function("fit 4-gram modified Kneser-Ney", |b| {
-        b.iter(|| fit(&train, ORDER, true, SMOOTHING, &Pruning::none()).unwrap());
+        b.iter(|| {
+            fit(
+                &train,
+                ORDER,
+                true,
+                SMOOTHING,
+                &Pruning::none(),
+                &Job::none(),
+            )
+            .unwrap()
+        });
     });
     g.throughput(Throughput::Bytes(arpa.len() as u64));
     g.bench_function("write ARPA", |b| {
@@ -81,7 +100,16 @@ fn bench(c: &mut Criterion) {
     });
     g.throughput(Throughput::Elements(predicted(&test)));
     g.bench_function("score held-out text", |b| {
-        b.iter(|| score_corpus(&model, black_box(&test), OovPolicy::Unk, false).unwrap());
+        b.iter(|| {
+            score_corpus(
+                &model,
+                black_box(&test),
+                OovPolicy::Unk,
+                false,
+                &Job::none(),
+            )
+            .unwrap()
+        });
     });
     g.finish();
 }

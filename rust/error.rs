@@ -41,6 +41,10 @@ pub enum Error {
     /// A binary model file (see `binary.rs`) is malformed, truncated or corrupt.
     #[error("{path}: {message}")]
     BinaryFormat { path: String, message: String },
+    /// The call was cancelled (Ctrl-C, SIGTERM) through its [`crate::util::job::Job`]; nothing was
+    /// written.
+    #[error("interrupted")]
+    Cancelled,
     /// A file could not be opened, read or written.
     #[error("{path}: {source}")]
     Io {

@@ -7,6 +7,7 @@ use fastppl::estimate::{fit, Parameters, Pruning, Smoothing, ESTIMATORS};
 use fastppl::formats::arpa::{read_arpa_from, write_arpa_to};
 use fastppl::model::score::{score_corpus, OovPolicy};
 use fastppl::model::Model;
+use fastppl::util::job::Job;
 
 /// `sentences` lines of words drawn from a skewed 40-word vocabulary by a fixed LCG.
 fn text(sentences: usize, seed: u64) -> String {
@@ -37,7 +38,7 @@ fn corpus(text: &str) -> Corpus {
 }
 
 fn sentence_logprobs(model: &Model, corpus: &Corpus) -> Vec<f64> {
-    let scores = score_corpus(model, corpus, OovPolicy::Unk, false).unwrap();
+    let scores = score_corpus(model, corpus, OovPolicy::Unk, false, &Job::none()).unwrap();
     scores
         .logprob
         .iter()
@@ -61,7 +62,15 @@ fn every_arpa_estimator_survives_a_round_trip() {
             continue;
         }
         for order in [2, 3, 4] {
-            let model = fit(&train, order, true, smoothing, &Pruning::none()).unwrap();
+            let model = fit(
+                &train,
+                order,
+                true,
+                smoothing,
+                &Pruning::none(),
+                &Job::none(),
+            )
+            .unwrap();
             let mut arpa = Vec::new();
             write_arpa_to(&model, &mut arpa).unwrap();
             let again = read_arpa_from(&arpa[..], name).unwrap();

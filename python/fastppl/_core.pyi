@@ -1,8 +1,8 @@
 """Type stubs of the compiled core (``fastppl._core``); checked against it by stubtest."""
 
 import os
-from collections.abc import Iterable, Sequence
-from typing import final
+from collections.abc import Callable, Iterable, Sequence
+from typing import TypeAlias, final
 
 import numpy as np
 import numpy.typing as npt
@@ -29,6 +29,9 @@ __all__ = [
     "train_arpa",
 ]
 
+#: Called every ~50 ms during a long call: ``progress(stage, done, total)`` (total 0: unknown).
+_ProgressCallback: TypeAlias = Callable[[str, int, int], object]
+
 __version__: str
 MAX_ORDER: int
 MIN_MEMORY: int
@@ -43,7 +46,12 @@ class Corpus:
     def add_whitespace_text(self, text: str, mode: str) -> None: ...
     def add_kenlm_text(self, text: str) -> None: ...
     def add_nltk_text(
-        self, text: str, punkt: PunktModel | None, sentences: str, words: str = "nltk"
+        self,
+        text: str,
+        punkt: PunktModel | None,
+        sentences: str,
+        words: str = "nltk",
+        progress: _ProgressCallback | None = None,
     ) -> None: ...
     def limit_vocab(
         self, min_count: int = 1, vocab: list[str] | None = None, vocab_text: str | None = None
@@ -66,13 +74,17 @@ class PunktModel:
     def __new__(cls, path: str | os.PathLike[str]) -> PunktModel: ...
     def sent_tokenize(self, text: str) -> list[str]: ...
 
-def nltk_word_tokenize(text: str, punkt: PunktModel | None = None) -> list[str]: ...
+def nltk_word_tokenize(
+    text: str, punkt: PunktModel | None = None, progress: _ProgressCallback | None = None
+) -> list[str]: ...
 def logits_target_logprobs(
     logits: npt.NDArray[np.float32] | npt.NDArray[np.float64] | npt.NDArray[np.uint16],
     targets: npt.NDArray[np.int64],
     half_format: str | None = None,
 ) -> npt.NDArray[np.float64]: ...
-def count_ngrams(corpus: Corpus, order: int, bos_eos: bool = True) -> list[int]: ...
+def count_ngrams(
+    corpus: Corpus, order: int, bos_eos: bool = True, progress: _ProgressCallback | None = None
+) -> list[int]: ...
 def train_arpa(
     corpus: Corpus,
     path: str | os.PathLike[str],
@@ -85,6 +97,7 @@ def train_arpa(
     alpha: float | None = None,
     discount_fallback: bool = False,
     prune: list[int] = ...,
+    progress: _ProgressCallback | None = None,
 ) -> tuple[list[int], int, int]: ...
 def distributed_check(
     order: int,
@@ -147,13 +160,24 @@ class NGramModel:
         alpha: float | None = None,
         discount_fallback: bool = False,
         prune: list[int] = ...,
+        progress: _ProgressCallback | None = None,
     ) -> NGramModel: ...
     @staticmethod
-    def from_arpa(path: str | os.PathLike[str]) -> NGramModel: ...
-    def to_arpa(self, path: str | os.PathLike[str]) -> None: ...
-    def save(self, path: str | os.PathLike[str]) -> None: ...
+    def from_arpa(
+        path: str | os.PathLike[str], progress: _ProgressCallback | None = None
+    ) -> NGramModel: ...
+    def to_arpa(
+        self, path: str | os.PathLike[str], progress: _ProgressCallback | None = None
+    ) -> None: ...
+    def save(
+        self, path: str | os.PathLike[str], progress: _ProgressCallback | None = None
+    ) -> None: ...
     @staticmethod
-    def load(path: str | os.PathLike[str], verify: bool = True) -> NGramModel: ...
+    def load(
+        path: str | os.PathLike[str],
+        verify: bool = True,
+        progress: _ProgressCallback | None = None,
+    ) -> NGramModel: ...
     @property
     def order(self) -> int: ...
     @property
@@ -177,5 +201,9 @@ class NGramModel:
     ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.uint32], npt.NDArray[np.bool_]]: ...
     def count(self, ngram: Sequence[str]) -> int: ...
     def evaluate(
-        self, corpus: Corpus, oov: str = "unk", token_logprobs: bool = False
+        self,
+        corpus: Corpus,
+        oov: str = "unk",
+        token_logprobs: bool = False,
+        progress: _ProgressCallback | None = None,
     ) -> dict[str, npt.NDArray[np.float64] | npt.NDArray[np.uint32]]: ...

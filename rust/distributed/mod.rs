@@ -31,6 +31,7 @@ use crate::corpus::Corpus;
 use crate::error::{Error, Result};
 use crate::estimate::budgeted::{self, adjust, highest_ngrams, write_adjusted, Adjusted};
 use crate::estimate::{Pruning, Smoothing};
+use crate::util::job::Job;
 use crate::util::spill::{KeyOrder, Layout, RecordStream, Sorter, WorkDir};
 
 /// Checks what the tasks will be asked to estimate, before any runs: an interpolated estimator
@@ -178,6 +179,7 @@ pub fn count_shard(
     order: usize,
     partitions: usize,
     memory: usize,
+    task: &Job,
 ) -> Result<()> {
     if partitions == 0 {
         return Err(Error::invalid("partitions must be at least 1".to_string()));
@@ -189,7 +191,7 @@ pub fn count_shard(
     let mut sorters: Vec<Sorter> = (0..partitions)
         .map(|_| Sorter::new(layout, true, memory / partitions, &dir, "counts"))
         .collect();
-    highest_ngrams(corpus, order, Some(&ids), |record| {
+    highest_ngrams(corpus, order, Some(&ids), task, |record| {
         sorters[partition_of(record[order - 1], partitions)].push(record)
     })?;
     for (partition, sorter) in sorters.into_iter().enumerate() {
@@ -217,6 +219,7 @@ pub fn adjust_partition(
     order: usize,
     (smoothing, pruning): (&Smoothing, &Pruning),
     memory: usize,
+    task: &Job,
 ) -> Result<PartitionSummary> {
     let vocab_len = read_vocab(job)?.len();
     let inputs: Vec<PathBuf> = (0..shards)
@@ -229,7 +232,15 @@ pub fn adjust_partition(
         memory,
     )?;
     let dir = WorkDir::new(job)?;
-    let adjusted = adjust(counts, order, vocab_len, (smoothing, pruning), memory, &dir)?;
+    let adjusted = adjust(
+        counts,
+        order,
+        vocab_len,
+        (smoothing, pruning),
+        memory,
+        &dir,
+        task,
+    )?;
     for (i, stream) in adjusted.higher.into_iter().enumerate() {
         write_stream(&adjusted_path(job, i + 2, partition), stream)?;
     }
@@ -254,7 +265,7 @@ pub fn write_arpa(
     order: usize,
     smoothing: &Smoothing,
     totals: PartitionSummary,
-    memory: usize,
+    (memory, task): (usize, &Job),
     path: &Path,
 ) -> Result<Vec<u64>> {
     let vocab = read_vocab(job)?;
@@ -293,7 +304,14 @@ pub fn write_arpa(
         ngram_counts,
     };
     let dir = WorkDir::new(job)?;
-    write_adjusted(adjusted, order, smoothing, &vocab, memory, &dir, path)
+    write_adjusted(
+        adjusted,
+        order,
+        smoothing,
+        &vocab,
+        (memory, &dir, task),
+        path,
+    )
 }
 
 #[cfg(test)]
@@ -330,7 +348,16 @@ mod tests {
             }
             merge_vocab(&job_path, shards.len()).unwrap();
             for (s, text) in shards.iter().enumerate() {
-                count_shard(&corpus(text), &job_path, s, order, partitions, 1 << 20).unwrap();
+                count_shard(
+                    &corpus(text),
+                    &job_path,
+                    s,
+                    order,
+                    partitions,
+                    1 << 20,
+                    &Job::none(),
+                )
+                .unwrap();
             }
             let mut totals = PartitionSummary {
                 count_of_counts: vec![[0; 5]; order],
@@ -344,6 +371,7 @@ mod tests {
                     order,
                     (&smoothing, &pruning),
                     1 << 20,
+                    &Job::none(),
                 )
                 .unwrap();
                 for m in 0..order {
@@ -360,11 +388,13 @@ mod tests {
                 order,
                 &smoothing,
                 totals,
-                1 << 20,
+                (1 << 20, &Job::none()),
                 &out,
             )
             .unwrap();
-            let model = crate::estimate::fit(&whole, order, true, smoothing, &pruning).unwrap();
+            let model =
+                crate::estimate::fit(&whole, order, true, smoothing, &pruning, &Job::none())
+                    .unwrap();
             let mut expected = Vec::new();
             crate::formats::arpa::write_arpa_to(&model, &mut expected).unwrap();
             assert_eq!(

@@ -40,6 +40,7 @@ use crate::model::{Fallback, Model, OrderTable};
 use crate::ngram::counts::{NgramCounts, OrderCounts};
 use crate::ngram::keys::{key_prefix, key_word};
 use crate::ngram::probing::{Entry, ProbingTable};
+use crate::util::job::Job;
 
 /// Count thresholds per order below which n-grams are pruned (lmplz's `--prune`).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -184,13 +185,15 @@ impl OrderEntries<'_> {
     }
 }
 
-/// Builds the model for `counts` (whose ids are those of `vocab`).
+/// Builds the model for `counts` (whose ids are those of `vocab`); reports its passes (four
+/// per order) to `job` and stops with [`Error::Cancelled`] when it is cancelled.
 pub fn estimate(
     counts: NgramCounts,
     vocab: Vocab,
     bos_eos: bool,
     smoothing: Smoothing,
     pruning: &Pruning,
+    job: &Job,
 ) -> Result<Model> {
     smoothing.validate()?;
     check_pruning(&smoothing, pruning)?;
@@ -200,6 +203,7 @@ pub fn estimate(
         ));
     }
     let order = counts.order();
+    job.stage("estimating", 4 * order as u64)?;
     let vocab_len = vocab.len();
     let predictable = |w: usize| w != BOS as usize && (bos_eos || w != EOS as usize);
     let vocab_size = (vocab_len - 1 - usize::from(!bos_eos)) as f64;
@@ -222,7 +226,9 @@ pub fn estimate(
     let effective: Vec<Vec<u32>> = (1..=order)
         .into_par_iter()
         .map(|m| {
-            if smoothing.uses_adjusted_counts() && m < order {
+            if job.is_cancelled() {
+                Vec::new()
+            } else if smoothing.uses_adjusted_counts() && m < order {
                 adjusted_counts(&counts, &levels, m)
             } else if m == 1 {
                 counts.unigrams.clone()
@@ -234,6 +240,7 @@ pub fn estimate(
             }
         })
         .collect();
+    job.step(order as u64)?;
 
     // statistics of every context: the contexts of order m are the entries of order m-1
     let stats: Vec<Vec<ContextStats>> = (1..=order)
@@ -241,6 +248,9 @@ pub fn estimate(
         .map(|m| {
             let level = &levels[m - 1];
             let below = (m >= 2).then(|| &levels[m - 2]);
+            if job.is_cancelled() {
+                return Vec::new();
+            }
             let mut st = vec![ContextStats::default(); level.num_contexts(below)];
             for (slot, &c) in effective[m - 1].iter().enumerate() {
                 if let Some(key) = used(level, slot) {
@@ -250,6 +260,7 @@ pub fn estimate(
             st
         })
         .collect();
+    job.step(order as u64)?;
 
     let discounts = discounts_for(&smoothing, &effective, &levels, &used)?;
 
@@ -264,7 +275,7 @@ pub fn estimate(
         let p: Vec<f64> = (0..level.capacity())
             .into_par_iter()
             .map(|slot| {
-                let Some(key) = used(level, slot) else {
+                let Some(key) = used(level, slot).filter(|_| !job.is_cancelled()) else {
                     return 0.0;
                 };
                 let s = st[level.context(key)];
@@ -286,6 +297,7 @@ pub fn estimate(
             })
             .collect();
         prob.push(p);
+        job.step(1)?;
     }
     drop(effective);
 
@@ -325,7 +337,9 @@ pub fn estimate(
         let level = &levels[m - 1];
         let p = &prob[m - 1];
         let table = ProbingTable::from_slots(level.capacity(), |slot| {
-            let key = level.key(slot).filter(|_| !pruned(m, slot))?;
+            let key = level
+                .key(slot)
+                .filter(|_| !pruned(m, slot) && !job.is_cancelled())?;
             let weight = weight.as_ref().map_or(0.0, |w| w[slot]);
             Some((
                 key,
@@ -336,6 +350,7 @@ pub fn estimate(
             ))
         });
         higher.push(table);
+        job.step(1)?;
     }
     drop(prob);
     drop(stats);
@@ -560,20 +575,28 @@ pub fn check_pruning(smoothing: &Smoothing, pruning: &Pruning) -> Result<()> {
 }
 
 /// Counts `corpus` up to `order` and estimates a model with `smoothing`, leaving out the n-grams
-/// that `pruning` prunes.
+/// that `pruning` prunes; `job` sees both steps and can cancel them.
 pub fn fit(
     corpus: &crate::corpus::Corpus,
     order: usize,
     bos_eos: bool,
     smoothing: Smoothing,
     pruning: &Pruning,
+    job: &Job,
 ) -> Result<Model> {
     smoothing.validate()?;
     check_pruning(&smoothing, pruning)?;
     let stream = crate::corpus::padded_stream::PaddedStream::new(corpus, bos_eos, None);
-    let counts = crate::ngram::counts::count_ngrams(&stream, order, corpus.vocab().len())?;
+    let counts = crate::ngram::counts::count_ngrams(&stream, order, corpus.vocab().len(), job)?;
     drop(stream);
-    estimate(counts, corpus.vocab().clone(), bos_eos, smoothing, pruning)
+    estimate(
+        counts,
+        corpus.vocab().clone(),
+        bos_eos,
+        smoothing,
+        pruning,
+        job,
+    )
 }
 
 #[cfg(test)]

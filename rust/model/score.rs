@@ -6,6 +6,7 @@ use crate::corpus::vocab::{EOS, UNK};
 use crate::corpus::Corpus;
 use crate::error::{Error, Result};
 use crate::model::{Model, State};
+use crate::util::job::Job;
 
 /// What to do with tokens outside the model's vocabulary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,13 +48,15 @@ pub struct CorpusScores {
     pub token_logprobs: Option<Vec<f64>>,
 }
 
-/// Scores every sentence of `corpus`.
+/// Scores every sentence of `corpus`, reporting sentences done to `job` (which can cancel it).
 pub fn score_corpus(
     model: &Model,
     corpus: &Corpus,
     oov: OovPolicy,
     want_tokens: bool,
+    job: &Job,
 ) -> Result<CorpusScores> {
+    job.stage("scoring", corpus.num_sentences() as u64)?;
     let translate = model.vocab.translation_from(corpus.vocab());
     let is_oov = |corpus_id: u32| translate[corpus_id as usize] == UNK;
     if oov == OovPolicy::Error {
@@ -90,8 +93,15 @@ pub fn score_corpus(
     let rows: Vec<Row> = slices
         .par_chunks_mut(CHUNK)
         .enumerate()
-        .flat_map_iter(|(c, outs)| tables.score_chunk(c * CHUNK, outs))
+        .flat_map_iter(|(c, outs)| {
+            if job.is_cancelled() {
+                return Vec::new();
+            }
+            job.advance(outs.len() as u64);
+            tables.score_chunk(c * CHUNK, outs)
+        })
         .collect();
+    job.check()?;
     let mut scores = CorpusScores {
         logprob: Vec::with_capacity(n),
         oov_logprob: Vec::with_capacity(n),

@@ -16,6 +16,7 @@ use rayon::prelude::*;
 use crate::corpus::padded_stream::PaddedStream;
 use crate::error::{Error, Result};
 use crate::ngram::keys::{find_chain, hash_key, home_slot, pack, prefetch, EMPTY, MAX_ORDER, NONE};
+use crate::util::job::Job;
 
 /// Slots per estimated key: an expected load of 0.77, where linear probing is still short.
 const SLOTS_PER_KEY: f64 = 1.3;
@@ -201,21 +202,29 @@ fn count_overflow() -> Error {
     )
 }
 
-/// Counts orders 1..=`order` of `stream`, whose ids are below `vocab_len`.
-pub fn count_ngrams(stream: &PaddedStream, order: usize, vocab_len: usize) -> Result<NgramCounts> {
+/// Counts orders 1..=`order` of `stream`, whose ids are below `vocab_len`; reports each order
+/// as a stage of `job` (tokens done) and stops with [`Error::Cancelled`] when it is cancelled.
+pub fn count_ngrams(
+    stream: &PaddedStream,
+    order: usize,
+    vocab_len: usize,
+    job: &Job,
+) -> Result<NgramCounts> {
     if order == 0 || order > MAX_ORDER {
         return Err(Error::invalid(format!(
             "order must be between 1 and {MAX_ORDER}, got {order}"
         )));
     }
     let chunks = sentence_chunks(stream);
-    let unigrams = count_unigrams(stream, &chunks, vocab_len)?;
+    // one stage for every order: tokens read, once per order
+    job.stage("counting n-grams", stream.ids.len() as u64 * order as u64)?;
+    let unigrams = count_unigrams(stream, &chunks, vocab_len, job)?;
     let mut higher = Vec::with_capacity(order - 1);
     // entry number of the (m-1)-gram ending at each position; for m = 2 the ids themselves
     let mut previous: Option<Vec<u32>> = None;
     for m in 2..=order {
         let prev = previous.as_deref().unwrap_or(&stream.ids);
-        let (counts, current) = count_order(stream, &chunks, m, prev)?;
+        let (counts, current) = count_order(stream, &chunks, m, prev, job)?;
         higher.push(counts);
         previous = Some(current);
     }
@@ -247,6 +256,7 @@ fn count_unigrams(
     stream: &PaddedStream,
     chunks: &[(usize, usize)],
     vocab_len: usize,
+    job: &Job,
 ) -> Result<Vec<u32>> {
     let first = stream.first_predicted();
     let total = chunks
@@ -254,6 +264,10 @@ fn count_unigrams(
         .fold(
             || vec![0u64; vocab_len],
             |mut c, &(a, b)| {
+                if job.is_cancelled() {
+                    return c;
+                }
+                job.advance((stream.offsets[b] - stream.offsets[a]) as u64);
                 for s in a..b {
                     let (start, end) = (stream.offsets[s], stream.offsets[s + 1]);
                     for &w in &stream.ids[start + first..end] {
@@ -272,6 +286,7 @@ fn count_unigrams(
                 a
             },
         );
+    job.check()?;
     total
         .into_iter()
         .map(|c| u32::try_from(c).map_err(|_| count_overflow()))
@@ -301,19 +316,23 @@ fn count_order(
     chunks: &[(usize, usize)],
     m: usize,
     prev: &[u32],
+    job: &Job,
 ) -> Result<(OrderCounts, Vec<u32>)> {
     let key_at = |p: usize| pack(prev[p - 1], stream.ids[p]);
     let estimate = chunks
         .par_iter()
         .fold(HyperLogLog::new, |mut hll, &chunk| {
-            for_each_window(stream, m, chunk, |p| hll.add(hash_key(key_at(p))));
+            if !job.is_cancelled() {
+                for_each_window(stream, m, chunk, |p| hll.add(hash_key(key_at(p))));
+            }
             hll
         })
         .reduce(HyperLogLog::new, HyperLogLog::merge)
         .estimate();
+    job.check()?;
     let mut capacity = ((estimate * 1.02 + 64.0) * SLOTS_PER_KEY) as usize;
     loop {
-        if let Some(done) = fill_order(stream, chunks, m, prev, capacity)? {
+        if let Some(done) = fill_order(stream, chunks, m, prev, capacity, job)? {
             return Ok(done);
         }
         capacity *= 2; // the estimate was too low: count again in a larger table
@@ -327,6 +346,7 @@ fn fill_order(
     m: usize,
     prev: &[u32],
     capacity: usize,
+    job: &Job,
 ) -> Result<Option<(OrderCounts, Vec<u32>)>> {
     let key_at = |p: usize| pack(prev[p - 1], stream.ids[p]);
     let mut table = OrderCounts::with_capacity(capacity);
@@ -350,6 +370,7 @@ fn fill_order(
     parts
         .into_par_iter()
         .try_for_each(|(part, chunk, offset)| {
+            job.step(part.len() as u64)?;
             let mut new_here = 0usize;
             let mut result = Ok(());
             let end = offset + part.len();
@@ -472,7 +493,7 @@ mod tests {
         for bos_eos in [true, false] {
             let stream = PaddedStream::new(&c, bos_eos, None);
             for order in 1..=5 {
-                let counts = count_ngrams(&stream, order, c.vocab().len()).unwrap();
+                let counts = count_ngrams(&stream, order, c.vocab().len(), &Job::none()).unwrap();
                 let expected = naive(&stream, order);
                 for (gram, &n) in &expected {
                     assert_eq!(counts.count(gram), n, "{gram:?} bos_eos={bos_eos}");
@@ -493,10 +514,12 @@ mod tests {
         let c = corpus(&text);
         let stream = PaddedStream::new(&c, true, None);
         let chunks = sentence_chunks(&stream);
-        assert!(fill_order(&stream, &chunks, 2, &stream.ids, 8)
-            .unwrap()
-            .is_none());
-        let counts = count_ngrams(&stream, 2, c.vocab().len()).unwrap();
+        assert!(
+            fill_order(&stream, &chunks, 2, &stream.ids, 8, &Job::none())
+                .unwrap()
+                .is_none()
+        );
+        let counts = count_ngrams(&stream, 2, c.vocab().len(), &Job::none()).unwrap();
         for (gram, n) in naive(&stream, 2) {
             assert_eq!(counts.count(&gram), n);
         }
@@ -519,15 +542,15 @@ mod tests {
     fn bad_orders_are_refused() {
         let c = corpus("a b");
         let stream = PaddedStream::new(&c, true, None);
-        assert!(count_ngrams(&stream, 0, 5).is_err());
-        assert!(count_ngrams(&stream, MAX_ORDER + 1, 5).is_err());
+        assert!(count_ngrams(&stream, 0, 5, &Job::none()).is_err());
+        assert!(count_ngrams(&stream, MAX_ORDER + 1, 5, &Job::none()).is_err());
     }
 
     #[test]
     fn suffix_links_point_at_the_suffix() {
         let c = corpus("a b c d\nb c d");
         let stream = PaddedStream::new(&c, true, None);
-        let counts = count_ngrams(&stream, 3, c.vocab().len()).unwrap();
+        let counts = count_ngrams(&stream, 3, c.vocab().len(), &Job::none()).unwrap();
         let abc = counts.find(&[3, 4, 5]).unwrap();
         let bc = counts.find(&[4, 5]).unwrap();
         assert_eq!(counts.higher[1].suffix(abc as usize), bc);

@@ -74,7 +74,7 @@ impl PyCorpus {
     /// Appends `text` tokenized as NLTK does: `words` (`"nltk"` or `"whitespace"`) on each Punkt
     /// sentence of `punkt` (None: NLTK's `preserve_line=True`), grouped by `sentences`
     /// (`"punkt"`, `"lines"`, `"terminators"` or `"none"`).
-    #[pyo3(signature = (text, punkt, sentences, words="nltk"))]
+    #[pyo3(signature = (text, punkt, sentences, words="nltk", progress=None))]
     fn add_nltk_text(
         &self,
         py: Python<'_>,
@@ -82,8 +82,9 @@ impl PyCorpus {
         punkt: Option<&Bound<'_, PyPunktModel>>,
         sentences: &str,
         words: &str,
+        progress: Option<Bound<'_, PyAny>>,
     ) -> PyResult<()> {
-        super::nltk::add_nltk_text(py, self, text, punkt, sentences, words)
+        super::nltk::add_nltk_text(py, self, text, punkt, sentences, words, progress)
     }
 
     /// Appends the sentences of `text` read as KenLM reads them: one per line, ASCII whitespace

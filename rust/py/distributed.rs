@@ -7,6 +7,7 @@ use pyo3::prelude::*;
 
 use super::corpus::PyCorpus;
 use super::errors::to_pyerr;
+use super::job;
 use crate::distributed::{self, PartitionSummary};
 use crate::error::Error;
 use crate::estimate::{Parameters, Pruning, Smoothing};
@@ -83,10 +84,9 @@ pub fn distributed_count(
     partitions: usize,
     memory: usize,
 ) -> PyResult<()> {
-    py.detach(|| {
-        corpus.with(|c| distributed::count_shard(c, &job, shard, order, partitions, memory))
+    job::run(py, None, |task| {
+        corpus.with(|c| distributed::count_shard(c, &job, shard, order, partitions, memory, task))
     })
-    .map_err(to_pyerr)
 }
 
 /// Step 3 per partition: merges its counts and writes its effective counts; returns
@@ -115,18 +115,17 @@ pub fn distributed_adjust(
         &prune,
     )
     .map_err(to_pyerr)?;
-    let summary = py
-        .detach(|| {
-            distributed::adjust_partition(
-                &job,
-                partition,
-                shards,
-                order,
-                (&smoothing, &pruning),
-                memory,
-            )
-        })
-        .map_err(to_pyerr)?;
+    let summary = job::run(py, None, |task| {
+        distributed::adjust_partition(
+            &job,
+            partition,
+            shards,
+            order,
+            (&smoothing, &pruning),
+            memory,
+            task,
+        )
+    })?;
     Ok((summary.count_of_counts, summary.ngram_counts))
 }
 
@@ -167,8 +166,15 @@ pub fn distributed_write_arpa(
         count_of_counts,
         ngram_counts,
     };
-    py.detach(|| {
-        distributed::write_arpa(&job, partitions, order, &smoothing, totals, memory, &path)
+    job::run(py, None, |task| {
+        distributed::write_arpa(
+            &job,
+            partitions,
+            order,
+            &smoothing,
+            totals,
+            (memory, task),
+            &path,
+        )
     })
-    .map_err(to_pyerr)
 }

@@ -1,6 +1,6 @@
 //! The one place where core errors become Python exceptions (classes of `fastppl.errors`).
 
-use pyo3::exceptions::PyOSError;
+use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError};
 use pyo3::prelude::*;
 
 use crate::error::Error;
@@ -56,6 +56,7 @@ pub fn to_pyerr(err: Error) -> PyErr {
                 raise(py, "ModelFormatError", (msg, path, py.None()))
             }
             Error::Io { path, source } => io_error(py, &path, &source),
+            Error::Cancelled => PyKeyboardInterrupt::new_err(msg),
         }
     })
 }

@@ -4,6 +4,7 @@
 mod corpus;
 mod distributed;
 mod errors;
+mod job;
 mod metrics;
 mod model;
 mod nltk;

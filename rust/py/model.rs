@@ -8,6 +8,7 @@ use pyo3::types::PyDict;
 
 use super::corpus::PyCorpus;
 use super::errors::to_pyerr;
+use super::job;
 use crate::corpus::padded_stream::PaddedStream;
 use crate::corpus::vocab::UNK;
 use crate::estimate::{fit, DefaultValue, Parameters, Pruning, Smoothing, ESTIMATORS};
@@ -59,27 +60,27 @@ pub fn register_smoothings(m: &Bound<'_, PyModule>) -> PyResult<()> {
 /// Counts the n-grams of orders 1..=`order` of `corpus` and returns how many distinct ones each
 /// order has (the counting step of `fit`, alone; used by the benchmarks).
 #[pyfunction]
-#[pyo3(signature = (corpus, order, bos_eos=true))]
+#[pyo3(signature = (corpus, order, bos_eos=true, progress=None))]
 pub fn count_ngrams(
     py: Python<'_>,
     corpus: &PyCorpus,
     order: usize,
     bos_eos: bool,
+    progress: Option<Bound<'_, PyAny>>,
 ) -> PyResult<Vec<usize>> {
-    py.detach(|| {
+    job::run(py, progress.as_ref(), |job| {
         corpus.with(|c| {
             let stream = PaddedStream::new(c, bos_eos, None);
-            let counts = crate::ngram::counts::count_ngrams(&stream, order, c.vocab().len())?;
+            let counts = crate::ngram::counts::count_ngrams(&stream, order, c.vocab().len(), job)?;
             Ok(counts.distinct())
         })
     })
-    .map_err(to_pyerr)
 }
 
 /// Estimates a model within a memory budget and writes it as ARPA (see `estimate::budgeted`); returns
 /// (n-grams per order, sorted runs written, bytes spilled). Releases the GIL.
 #[pyfunction]
-#[pyo3(signature = (corpus, path, order, smoothing, memory, temp_dir, k=None, discount=None, alpha=None, discount_fallback=false, prune=Vec::new()))]
+#[pyo3(signature = (corpus, path, order, smoothing, memory, temp_dir, k=None, discount=None, alpha=None, discount_fallback=false, prune=Vec::new(), progress=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn train_arpa(
     py: Python<'_>,
@@ -94,17 +95,18 @@ pub fn train_arpa(
     alpha: Option<f64>,
     discount_fallback: bool,
     prune: Vec<u64>,
+    progress: Option<Bound<'_, PyAny>>,
 ) -> PyResult<(Vec<u64>, usize, u64)> {
     let smoothing = parse_smoothing(smoothing, k, discount, alpha, discount_fallback)?;
     let pruning = Pruning::new(&prune, order).map_err(to_pyerr)?;
     let budget = crate::estimate::budgeted::Budget { memory, temp_dir };
-    let s = py
-        .detach(|| {
-            corpus.with(|c| {
-                crate::estimate::budgeted::train_arpa(c, order, smoothing, &pruning, &budget, &path)
-            })
+    let s = job::run(py, progress.as_ref(), |job| {
+        corpus.with(|c| {
+            crate::estimate::budgeted::train_arpa(
+                c, order, smoothing, &pruning, &budget, &path, job,
+            )
         })
-        .map_err(to_pyerr)?;
+    })?;
     Ok((s.ngram_counts, s.runs, s.bytes_spilled))
 }
 
@@ -118,7 +120,7 @@ pub struct PyModel {
 impl PyModel {
     /// Counts `corpus` and estimates a model; releases the GIL while it works.
     #[staticmethod]
-    #[pyo3(signature = (corpus, order, smoothing, bos_eos=true, k=None, discount=None, alpha=None, discount_fallback=false, prune=Vec::new()))]
+    #[pyo3(signature = (corpus, order, smoothing, bos_eos=true, k=None, discount=None, alpha=None, discount_fallback=false, prune=Vec::new(), progress=None))]
     #[allow(clippy::too_many_arguments)]
     fn fit(
         py: Python<'_>,
@@ -131,12 +133,13 @@ impl PyModel {
         alpha: Option<f64>,
         discount_fallback: bool,
         prune: Vec<u64>,
+        progress: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let smoothing = parse_smoothing(smoothing, k, discount, alpha, discount_fallback)?;
         let pruning = Pruning::new(&prune, order).map_err(to_pyerr)?;
-        let model = py
-            .detach(|| corpus.with(|c| fit(c, order, bos_eos, smoothing, &pruning)))
-            .map_err(to_pyerr)?;
+        let model = job::run(py, progress.as_ref(), |job| {
+            corpus.with(|c| fit(c, order, bos_eos, smoothing, &pruning, job))
+        })?;
         Ok(PyModel {
             model: Arc::new(model),
         })
@@ -144,37 +147,59 @@ impl PyModel {
 
     /// Reads an ARPA file (plain, .gz, .xz, .bz2); releases the GIL.
     #[staticmethod]
-    fn from_arpa(py: Python<'_>, path: std::path::PathBuf) -> PyResult<Self> {
-        let model = py
-            .detach(|| crate::formats::arpa::read_arpa(&path))
-            .map_err(to_pyerr)?;
+    #[pyo3(signature = (path, progress=None))]
+    fn from_arpa(
+        py: Python<'_>,
+        path: std::path::PathBuf,
+        progress: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let model = job::run(py, progress.as_ref(), |job| {
+            crate::formats::arpa::read_arpa(&path, job)
+        })?;
         Ok(PyModel {
             model: Arc::new(model),
         })
     }
 
     /// Writes the model as an ARPA file, compressed by extension; releases the GIL.
-    fn to_arpa(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
-        let model = Arc::clone(&self.model);
-        py.detach(|| crate::formats::arpa::write_arpa(&model, &path))
-            .map_err(to_pyerr)
+    #[pyo3(signature = (path, progress=None))]
+    fn to_arpa(
+        &self,
+        py: Python<'_>,
+        path: std::path::PathBuf,
+        progress: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        job::run(py, progress.as_ref(), |job| {
+            crate::formats::arpa::write_arpa(&self.model, &path, job)
+        })
     }
 
     /// Writes the model in fastppl's binary format (see `binary.rs`); releases the GIL.
-    fn save(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
-        let model = Arc::clone(&self.model);
-        py.detach(|| crate::formats::binary::save(&model, &path))
-            .map_err(to_pyerr)
+    #[pyo3(signature = (path, progress=None))]
+    fn save(
+        &self,
+        py: Python<'_>,
+        path: std::path::PathBuf,
+        progress: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        job::run(py, progress.as_ref(), |job| {
+            crate::formats::binary::save(&self.model, &path, job)
+        })
     }
 
     /// Memory-maps a binary model file; `verify` checks its checksum and every slot. Releases
     /// the GIL.
     #[staticmethod]
-    #[pyo3(signature = (path, verify=true))]
-    fn load(py: Python<'_>, path: std::path::PathBuf, verify: bool) -> PyResult<Self> {
-        let model = py
-            .detach(|| crate::formats::binary::load(&path, verify))
-            .map_err(to_pyerr)?;
+    #[pyo3(signature = (path, verify=true, progress=None))]
+    fn load(
+        py: Python<'_>,
+        path: std::path::PathBuf,
+        verify: bool,
+        progress: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let model = job::run(py, progress.as_ref(), |job| {
+            crate::formats::binary::load(&path, verify, job)
+        })?;
         Ok(PyModel {
             model: Arc::new(model),
         })
@@ -286,19 +311,19 @@ impl PyModel {
 
     /// Scores a corpus: per-sentence arrays `logprob`, `oov_logprob` (natural logs), `tokens`,
     /// `oovs`, and `token_logprobs` when asked for. Releases the GIL.
-    #[pyo3(signature = (corpus, oov="unk", token_logprobs=false))]
+    #[pyo3(signature = (corpus, oov="unk", token_logprobs=false, progress=None))]
     fn evaluate<'py>(
         &self,
         py: Python<'py>,
         corpus: &PyCorpus,
         oov: &str,
         token_logprobs: bool,
+        progress: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let policy = OovPolicy::parse(oov).map_err(to_pyerr)?;
-        let model = Arc::clone(&self.model);
-        let scores = py
-            .detach(|| corpus.with(|c| score_corpus(&model, c, policy, token_logprobs)))
-            .map_err(to_pyerr)?;
+        let scores = job::run(py, progress.as_ref(), |job| {
+            corpus.with(|c| score_corpus(&self.model, c, policy, token_logprobs, job))
+        })?;
         let out = PyDict::new(py);
         out.set_item("logprob", scores.logprob.into_pyarray(py))?;
         out.set_item("oov_logprob", scores.oov_logprob.into_pyarray(py))?;

@@ -6,6 +6,7 @@ use pyo3::prelude::*;
 
 use super::corpus::PyCorpus;
 use super::errors::{invalid_argument, to_pyerr};
+use super::job;
 use crate::corpus::nltk::{self, Grouping, Punkt, PunktParams, WordRule};
 
 /// Punkt's parameters for one language, loaded from a `punkt_tab/<language>/` folder.
@@ -38,14 +39,18 @@ impl PyPunktModel {
 /// NLTK's `word_tokenize(text)` with `punkt`'s language, or `preserve_line=True` when `punkt`
 /// is None.
 #[pyfunction]
-#[pyo3(signature = (text, punkt=None))]
+#[pyo3(signature = (text, punkt=None, progress=None))]
 pub fn nltk_word_tokenize(
     py: Python<'_>,
     text: &str,
     punkt: Option<&Bound<'_, PyPunktModel>>,
-) -> Vec<String> {
+    progress: Option<Bound<'_, PyAny>>,
+) -> PyResult<Vec<String>> {
     let punkt = punkt.map(|p| &p.get().inner);
-    py.detach(|| nltk::word_tokenize(punkt, text))
+    let small = text.len() < job::SMALL_TEXT;
+    job::run_unless_small(py, small, progress.as_ref(), |job| {
+        nltk::word_tokenize(punkt, text, job)
+    })
 }
 
 /// The word rule named `words` (`"nltk"` or `"whitespace"`).
@@ -67,10 +72,13 @@ pub fn add_nltk_text(
     punkt: Option<&Bound<'_, PyPunktModel>>,
     sentences: &str,
     words: &str,
+    progress: Option<Bound<'_, PyAny>>,
 ) -> PyResult<()> {
     let grouping = Grouping::parse(sentences).map_err(to_pyerr)?;
     let rule = word_rule(words)?;
     let punkt = punkt.map(|p| &p.get().inner);
-    py.detach(|| corpus.with_mut(|c| c.push_nltk_text(text, punkt, grouping, rule)))
-        .map_err(to_pyerr)
+    let small = text.len() < job::SMALL_TEXT;
+    job::run_unless_small(py, small, progress.as_ref(), |job| {
+        corpus.with_mut(|c| c.push_nltk_text(text, punkt, grouping, rule, job))
+    })
 }

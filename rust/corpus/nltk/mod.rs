@@ -23,6 +23,7 @@ use rayon::prelude::*;
 
 use super::{is_terminator, Corpus};
 use crate::error::Result;
+use crate::util::job::Job;
 pub use params::PunktParams;
 pub use punkt::Punkt;
 
@@ -74,8 +75,9 @@ pub fn sent_tokenize<'a>(punkt: &Punkt, text: &'a str) -> Vec<&'a str> {
 }
 
 /// `word_tokenize(text, preserve_line=punkt.is_none())`: Punkt sentences (unless `punkt` is
-/// None), then `NLTKWordTokenizer` on each.
-pub fn word_tokenize(punkt: Option<&Punkt>, text: &str) -> Vec<String> {
+/// None), then `NLTKWordTokenizer` on each; `job` can cancel it.
+pub fn word_tokenize(punkt: Option<&Punkt>, text: &str, job: &Job) -> Result<Vec<String>> {
+    job.stage("splitting sentences", text.len() as u64)?;
     let pieces = match punkt {
         Some(p) => sent_tokenize(p, text)
             .into_iter()
@@ -83,11 +85,12 @@ pub fn word_tokenize(punkt: Option<&Punkt>, text: &str) -> Vec<String> {
             .collect(),
         None => vec![(text, true)],
     };
+    job.stage("tokenizing", text.len() as u64)?;
     let mut out = Vec::new();
-    for_each_piece(&pieces, WordRule::Nltk, |tokens, _| {
+    for_each_piece(&pieces, WordRule::Nltk, job, |tokens, _| {
         out.extend(tokens.iter().map(|t| t.to_string()));
-    });
-    out
+    })?;
+    Ok(out)
 }
 
 /// The pieces the word rule is applied to, each with "ends a group" (a corpus sentence for
@@ -136,8 +139,14 @@ struct Batch {
 const BATCH_BYTES: usize = 1 << 18;
 
 /// Applies `rule` to each piece (in parallel, by batches) and gives `emit` the tokens of each
-/// piece in order, with the piece's "ends a group" flag.
-fn for_each_piece(pieces: &[(&str, bool)], rule: WordRule, mut emit: impl FnMut(&[&str], bool)) {
+/// piece in order, with the piece's "ends a group" flag; reports bytes done to `job` and stops
+/// when it is cancelled.
+fn for_each_piece(
+    pieces: &[(&str, bool)],
+    rule: WordRule,
+    job: &Job,
+    mut emit: impl FnMut(&[&str], bool),
+) -> Result<()> {
     let mut batches: Vec<&[(&str, bool)]> = Vec::new();
     let mut start = 0;
     let mut size = 0;
@@ -155,7 +164,9 @@ fn for_each_piece(pieces: &[(&str, bool)], rule: WordRule, mut emit: impl FnMut(
     // A window of batches at a time keeps memory bounded by a few batches per thread.
     let window = 4 * rayon::current_num_threads().max(1);
     for group in batches.chunks(window) {
+        job.check()?;
         let done: Vec<Batch> = group.par_iter().map(|b| tokenize_batch(b, rule)).collect();
+        job.advance(done.iter().map(|b| b.bytes.len() as u64).sum());
         for batch in &done {
             let mut tokens: Vec<&str> = Vec::new();
             let mut token = 0;
@@ -171,6 +182,7 @@ fn for_each_piece(pieces: &[(&str, bool)], rule: WordRule, mut emit: impl FnMut(
             }
         }
     }
+    Ok(())
 }
 
 fn tokenize_batch(pieces: &[(&str, bool)], rule: WordRule) -> Batch {
@@ -202,11 +214,15 @@ impl Corpus {
         punkt: Option<&Punkt>,
         grouping: Grouping,
         rule: WordRule,
+        job: &Job,
     ) -> Result<()> {
+        job.stage("splitting sentences", text.len() as u64)?;
         let pieces = pieces(punkt, text, grouping);
+        // (token bytes, a little less than the text's: whitespace is dropped)
+        job.stage("tokenizing", text.len() as u64)?;
         let mut current: Vec<String> = Vec::new();
         let mut result = Ok(());
-        for_each_piece(&pieces, rule, |tokens, ends_group| {
+        for_each_piece(&pieces, rule, job, |tokens, ends_group| {
             if result.is_err() {
                 return;
             }
@@ -232,7 +248,7 @@ impl Corpus {
                     }
                 }
             }
-        });
+        })?;
         result?;
         self.push_sentence(current.iter().map(String::as_str))
     }

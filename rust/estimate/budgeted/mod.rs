@@ -36,6 +36,7 @@ use crate::estimate::{
     Smoothing,
 };
 use crate::formats::arpa::ArpaFile;
+use crate::util::job::Job;
 use crate::util::spill::{
     KeyOrder, Layout, RecordReader, RecordStream, RecordWriter, Sorter, WorkDir, PAD,
 };
@@ -112,6 +113,7 @@ pub fn train_arpa(
     pruning: &Pruning,
     budget: &Budget,
     path: &Path,
+    job: &Job,
 ) -> Result<Summary> {
     check_estimator(
         order,
@@ -146,7 +148,7 @@ pub fn train_arpa(
             "cannot fit a model on a corpus with no token".into(),
         ));
     }
-    train_arpa_unchecked(corpus, order, smoothing, pruning, budget, path)
+    train_arpa_unchecked(corpus, order, smoothing, pruning, budget, path, job)
 }
 
 /// What stays in memory besides the sort buffers, so that the budget covers it (as lmplz's `-S`
@@ -169,10 +171,11 @@ fn train_arpa_unchecked(
     pruning: &Pruning,
     budget: &Budget,
     path: &Path,
+    job: &Job,
 ) -> Result<Summary> {
     let dir = WorkDir::new(&budget.temp_dir)?;
     let vocab = corpus.vocab();
-    let counts = count_highest(corpus, order, budget.memory, &dir)?;
+    let counts = count_highest(corpus, order, budget.memory, &dir, job)?;
     let adjusted = adjust(
         counts,
         order,
@@ -180,14 +183,14 @@ fn train_arpa_unchecked(
         (&smoothing, pruning),
         budget.memory,
         &dir,
+        job,
     )?;
     let counts = write_adjusted(
         adjusted,
         order,
         &smoothing,
         vocab,
-        budget.memory,
-        &dir,
+        (budget.memory, &dir, job),
         path,
     )?;
     Ok(Summary {
@@ -205,13 +208,22 @@ pub(crate) fn write_adjusted(
     order: usize,
     smoothing: &Smoothing,
     vocab: &Vocab,
-    memory: usize,
-    dir: &WorkDir,
+    (memory, dir, job): (usize, &WorkDir, &Job),
     path: &Path,
 ) -> Result<Vec<u64>> {
     let counts = adjusted.ngram_counts.clone();
     let mut out = ArpaFile::create(path, &counts)?;
-    interpolate_and_write(adjusted, order, smoothing, vocab, memory, dir, &mut out)?;
+    // each n-gram above the unigrams goes through three passes: context, join, write
+    let passes = counts[0] + 3 * counts[1..].iter().sum::<u64>();
+    job.stage("interpolating and writing ARPA", passes)?;
+    interpolate_and_write(
+        adjusted,
+        order,
+        smoothing,
+        vocab,
+        (memory, dir, job),
+        &mut out,
+    )?;
     // the file is replaced atomically by `close`: on error the old model stays as it was
     out.close()?;
     Ok(counts)
@@ -223,6 +235,7 @@ fn count_highest(
     order: usize,
     memory: usize,
     dir: &WorkDir,
+    job: &Job,
 ) -> Result<RecordStream> {
     let mut sorter = Sorter::new(
         Layout::new(order, 1, KeyOrder::Suffix),
@@ -231,7 +244,7 @@ fn count_highest(
         dir,
         "counts",
     );
-    highest_ngrams(corpus, order, None, |record| sorter.push(record))?;
+    highest_ngrams(corpus, order, None, job, |record| sorter.push(record))?;
     sorter.finish()
 }
 
@@ -242,8 +255,11 @@ pub(crate) fn highest_ngrams(
     corpus: &Corpus,
     order: usize,
     ids: Option<&[u32]>,
+    job: &Job,
     mut push: impl FnMut(&[u32]) -> Result<()>,
 ) -> Result<()> {
+    job.stage("counting n-grams", corpus.num_sentences() as u64)?;
+    let mut done = 0;
     let mut record = vec![PAD; order + 1];
     record[order] = 1;
     let mut sentence: Vec<u32> = Vec::new();
@@ -263,6 +279,7 @@ pub(crate) fn highest_ngrams(
             record[order - len..order].copy_from_slice(&sentence[start..=end]);
             push(&record)?;
         }
+        job.tick(&mut done)?;
     }
     Ok(())
 }
@@ -289,7 +306,10 @@ pub(crate) fn adjust(
     (smoothing, pruning): (&Smoothing, &Pruning),
     memory: usize,
     dir: &WorkDir,
+    job: &Job,
 ) -> Result<Adjusted> {
+    job.stage("adjusting counts", 0)?;
+    let mut done = 0;
     let n = order;
     let share = memory / n;
     let mut sorters: Vec<Sorter> = (2..=n)
@@ -351,6 +371,7 @@ pub(crate) fn adjust(
     };
 
     while let Some(r) = counts.next_record()? {
+        job.tick(&mut done)?;
         // orders whose n-gram continues from the previous record
         let shared = if previous.is_empty() {
             0
@@ -415,8 +436,7 @@ fn interpolate_and_write(
     order: usize,
     smoothing: &Smoothing,
     vocab: &Vocab,
-    memory: usize,
-    dir: &WorkDir,
+    (memory, dir, job): (usize, &WorkDir, &Job),
     out: &mut ArpaFile,
 ) -> Result<()> {
     let Adjusted {
@@ -468,14 +488,15 @@ fn interpolate_and_write(
             discounts: &discounts[m - 1],
             vocab_size,
         };
-        let (terms, weights) = context.run(ngrams, memory, dir, &mut unigrams.weight)?;
+        let (terms, weights) = context.run(ngrams, (memory, dir, job), &mut unigrams.weight)?;
         let lower_probs = match lower.take() {
             None => {
                 write_unigrams(out, vocab, &unigrams)?;
+                job.step(vocab.len() as u64)?;
                 None
             }
             Some((suffix_sorted, prefix_sorted)) => {
-                write_section(out, m - 1, prefix_sorted, weights, vocab)?;
+                write_section(out, m - 1, prefix_sorted, weights, vocab, job)?;
                 Some(suffix_sorted)
             }
         };
@@ -484,12 +505,11 @@ fn interpolate_and_write(
             m,
             lower_probs,
             &unigrams.prob,
-            memory,
-            dir,
+            (memory, dir, job),
         )?);
     }
     let (_, last) = lower.expect("order >= 2");
-    write_section(out, order, last, None, vocab)
+    write_section(out, order, last, None, vocab, job)
 }
 
 /// Step 3a for one order m: context statistics in prefix order.
@@ -507,10 +527,10 @@ impl ContextPass<'_> {
     fn run(
         &self,
         mut ngrams: RecordStream,
-        memory: usize,
-        dir: &WorkDir,
+        (memory, dir, job): (usize, &WorkDir, &Job),
         unigram_weight: &mut [f64],
     ) -> Result<(RecordStream, Option<RecordReader>)> {
+        let mut done = 0;
         let m = self.m;
         let mut terms = Sorter::new(
             Layout::new(m, 6, KeyOrder::Suffix),
@@ -559,6 +579,7 @@ impl ContextPass<'_> {
             Ok(())
         };
         while let Some(r) = ngrams.next_record()? {
+            job.tick(&mut done)?;
             if !group.is_empty() && group[..m - 1] != r[..m - 1] {
                 flush(&mut group)?;
             }
@@ -580,9 +601,9 @@ fn join_lower(
     m: usize,
     mut lower: Option<RecordReader>,
     unigram_prob: &[f64],
-    memory: usize,
-    dir: &WorkDir,
+    (memory, dir, job): (usize, &WorkDir, &Job),
 ) -> Result<(RecordReader, RecordStream)> {
+    let mut done = 0;
     let suffix_layout = Layout::new(m, 2, KeyOrder::Suffix);
     let mut suffix_sorted = RecordWriter::create(dir, "probs", suffix_layout)?;
     let mut prefix_sorted = Sorter::new(
@@ -597,6 +618,7 @@ fn join_lower(
     let mut have_current = false;
     let mut row: Vec<u32> = Vec::with_capacity(m + 2);
     while let Some(r) = terms.next_record()? {
+        job.tick(&mut done)?;
         let (a, b, c) = (
             words_f64(&r[m..]),
             words_f64(&r[m + 2..]),
@@ -661,6 +683,7 @@ fn write_section(
     mut probs: RecordStream,
     mut weights: Option<RecordReader>,
     vocab: &Vocab,
+    job: &Job,
 ) -> Result<()> {
     /// Lines formatted together (on all cores), then written in order.
     const BATCH: usize = 1 << 16;
@@ -710,6 +733,7 @@ fn write_section(
                 },
             )
             .map_err(Error::io(out.path()))?;
+            job.step((batch.len() / width) as u64)?;
             batch.clear();
         }
         if record.is_none() {
@@ -744,7 +768,7 @@ mod tests {
         smoothing: Smoothing,
         pruning: &Pruning,
     ) -> Vec<u8> {
-        let model = crate::estimate::fit(c, order, true, smoothing, pruning).unwrap();
+        let model = crate::estimate::fit(c, order, true, smoothing, pruning, &Job::none()).unwrap();
         let mut out = Vec::new();
         crate::formats::arpa::write_arpa_to(&model, &mut out).unwrap();
         out
@@ -776,8 +800,16 @@ mod tests {
                     memory: 0,
                     temp_dir: std::env::temp_dir(),
                 };
-                let summary =
-                    train_arpa_unchecked(&c, order, smoothing, &pruning, &budget, &path).unwrap();
+                let summary = train_arpa_unchecked(
+                    &c,
+                    order,
+                    smoothing,
+                    &pruning,
+                    &budget,
+                    &path,
+                    &Job::none(),
+                )
+                .unwrap();
                 let written = std::fs::read(&path).unwrap();
                 let expected = in_memory_arpa(&c, order, smoothing, &pruning);
                 assert_eq!(
@@ -808,7 +840,16 @@ mod tests {
                 memory: if small { 1 << 20 } else { budget.memory },
                 ..budget.clone()
             };
-            let err = train_arpa(&c, order, smoothing, &Pruning::none(), &b, &out).unwrap_err();
+            let err = train_arpa(
+                &c,
+                order,
+                smoothing,
+                &Pruning::none(),
+                &b,
+                &out,
+                &Job::none(),
+            )
+            .unwrap_err();
             assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
         }
         assert!(!out.exists());
@@ -824,6 +865,7 @@ mod tests {
             &Pruning::none(),
             &budget,
             &out,
+            &Job::none(),
         )
         .unwrap_err();
         assert!(

@@ -64,6 +64,7 @@ use crate::ngram::keys::MAX_ORDER;
 use crate::ngram::keys::{key_prefix, key_word, pack, NONE};
 use crate::ngram::probing::{Entry, ProbingTable};
 use crate::util::compressed::open_read;
+use crate::util::job::Job;
 
 pub use write::{check_writable, write_arpa, write_arpa_to, ArpaFile, ArpaWriter};
 
@@ -86,15 +87,19 @@ const MIN_LINE_BYTES: u64 = 4;
 /// 8 on ARPA text; plain files are overestimated, which the header's counts cap).
 const COMPRESSION_RATIO: u64 = 16;
 
-/// Reads an ARPA file (plain, .gz, .xz or .bz2, detected from its first bytes).
-pub fn read_arpa(path: &Path) -> Result<Model> {
+/// N-gram lines read between two reports to the job (and checks for cancellation).
+const PROGRESS_LINES: u64 = 1 << 16;
+
+/// Reads an ARPA file (plain, .gz, .xz or .bz2, detected from its first bytes), reporting
+/// n-grams read to `job` (which can cancel it).
+pub fn read_arpa(path: &Path, job: &Job) -> Result<Model> {
     let reader = open_read(path)?;
     // room for at most as many n-grams as the (possibly compressed) bytes could hold, taking a
     // compression ratio of COMPRESSION_RATIO: an underestimate only costs tables growing as lines
     // arrive
     let bytes = std::fs::metadata(path).map_err(Error::io(path))?.len();
     let hint = bytes.saturating_mul(COMPRESSION_RATIO) / MIN_LINE_BYTES + 1;
-    read_arpa_hinted(reader, &path.display().to_string(), hint)
+    read_arpa_hinted(reader, &path.display().to_string(), hint, job)
 }
 
 /// Line reader with a 1-based line number and one line of push-back.
@@ -202,11 +207,11 @@ fn parse_log10(field: &str) -> Option<f64> {
 
 /// Reads an ARPA model from `reader`; `path` names it in error messages.
 pub fn read_arpa_from(reader: impl BufRead, path: &str) -> Result<Model> {
-    read_arpa_hinted(reader, path, INITIAL_ENTRIES)
+    read_arpa_hinted(reader, path, INITIAL_ENTRIES, &Job::none())
 }
 
 /// [`read_arpa_from`], allocating at most `room` entries per order from the header's counts.
-fn read_arpa_hinted(reader: impl BufRead, path: &str, room: u64) -> Result<Model> {
+fn read_arpa_hinted(reader: impl BufRead, path: &str, room: u64, job: &Job) -> Result<Model> {
     let mut lines = Lines {
         reader,
         buf: Vec::new(),
@@ -284,6 +289,9 @@ fn read_arpa_hinted(reader: impl BufRead, path: &str, room: u64) -> Result<Model
             }
         }
     }
+    // (the header's counts are untrusted: for the progress bar only)
+    let announced_total = announced.iter().fold(0u64, |t, &c| t.saturating_add(c));
+    job.stage("reading ARPA", announced_total)?;
     let order = announced.len();
     if order == 0 {
         return Err(lines.fail("the \\data\\ header announces no n-gram count"));
@@ -445,6 +453,9 @@ fn read_arpa_hinted(reader: impl BufRead, path: &str, room: u64) -> Result<Model
                 }
             }
             seen += 1;
+            if seen % PROGRESS_LINES == 0 {
+                job.step(PROGRESS_LINES)?;
+            }
         }
         if seen != expected {
             return Err(lines.fail(format!(
@@ -630,7 +641,7 @@ mod tests {
             assert!(err.ends_with(&expected), "{err}");
         }
         // tables sized below the counts grow as n-grams arrive: same model as with full room
-        let small = read_arpa_hinted(TINY.as_bytes(), "t", 1).unwrap();
+        let small = read_arpa_hinted(TINY.as_bytes(), "t", 1, &Job::none()).unwrap();
         let full = read(TINY).unwrap();
         assert_eq!(small.ngram_counts(), full.ngram_counts());
         let ids: Vec<u32> = ["a", "b", "b", "a"]

@@ -13,6 +13,7 @@ use crate::model::{Fallback, Model};
 use crate::ngram::keys::{key_prefix, key_word};
 use crate::util::compressed::Output;
 use crate::util::float_format::push_log10;
+use crate::util::job::Job;
 
 /// The file's last line.
 const END: &[u8] = b"\n\\end\\\n";
@@ -164,19 +165,21 @@ impl ArpaFile {
     }
 }
 
-/// Writes `model` as an ARPA file, compressed by the extension of `path` (.gz, .xz, .bz2).
-pub fn write_arpa(model: &Model, path: &Path) -> Result<()> {
+/// Writes `model` as an ARPA file, compressed by the extension of `path` (.gz, .xz, .bz2),
+/// reporting n-grams written to `job`; cancelled, it leaves no file (the write is atomic).
+pub fn write_arpa(model: &Model, path: &Path, job: &Job) -> Result<()> {
     check_writable(model)?;
     let mut file = ArpaFile::create(path, &ngram_counts(model))?;
-    write_sections(model, &mut file).map_err(Error::io(path))?;
+    write_sections(model, &mut file, job, &path.display().to_string())?;
     file.close()
 }
 
 /// Writes `model` in ARPA form to `w` (see the module documentation for the layout).
-pub fn write_arpa_to(model: &Model, w: &mut impl Write) -> io::Result<()> {
-    let mut writer = ArpaWriter::new(w, &ngram_counts(model))?;
-    write_sections(model, &mut writer)?;
-    writer.finish().map(drop)
+pub fn write_arpa_to(model: &Model, w: &mut impl Write) -> Result<()> {
+    const NAME: &str = "<ARPA text>";
+    let mut writer = ArpaWriter::new(w, &ngram_counts(model)).map_err(Error::io(NAME))?;
+    write_sections(model, &mut writer, &Job::none(), NAME)?;
+    writer.finish().map(drop).map_err(Error::io(NAME))
 }
 
 /// "a" or "an" before an estimator's name, as it is read aloud ("an additive", "an mle").
@@ -238,21 +241,30 @@ fn push_words(model: &Model, m: usize, entry: u32, out: &mut Vec<u8>) {
 }
 
 /// Writes every section of `model`, each order in lexicographic order of word ids, so that equal
-/// models give equal files.
-fn write_sections<W: Write>(model: &Model, w: &mut ArpaWriter<W>) -> io::Result<()> {
-    w.section(1)?;
+/// models give equal files; `name` names the output in I/O errors.
+fn write_sections<W: Write>(
+    model: &Model,
+    w: &mut ArpaWriter<W>,
+    job: &Job,
+    name: &str,
+) -> Result<()> {
+    job.stage("writing ARPA", ngram_counts(model).iter().sum())?;
+    let io = Error::io(name);
+    w.section(1).map_err(io)?;
     for id in 0..model.vocab.len() as u32 {
         let (ln_p, ln_weight) = (
             model.unigram_logp[id as usize],
             model.unigram_weight[id as usize],
         );
-        w.unigram(id, model.vocab.word(id), ln_p, ln_weight)?;
+        w.unigram(id, model.vocab.word(id), ln_p, ln_weight)
+            .map_err(io)?;
     }
+    job.step(model.vocab.len() as u64)?;
     // rank[e]: the position of entry e of the order below in lexicographic order
     let mut rank: Vec<u32> = (0..model.vocab.len() as u32).collect();
     for m in 2..=model.order {
         let table = &model.higher[m - 2];
-        w.section(m)?;
+        w.section(m).map_err(io)?;
         let mut sorted: Vec<(u32, u32, u32)> = table
             .table
             .iter()
@@ -273,7 +285,9 @@ fn write_sections<W: Write>(model: &Model, w: &mut ArpaWriter<W>) -> io::Result<
                     (entry.logp, entry.weight)
                 },
                 |row, text| push_words(model, m, row[0].2, text),
-            )?;
+            )
+            .map_err(io)?;
+            job.step(batch.len() as u64)?;
         }
     }
     Ok(())

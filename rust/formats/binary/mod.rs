@@ -78,6 +78,7 @@ use crate::model::{Fallback, Model, OrderTable};
 use crate::ngram::keys::{key_prefix, key_word, EMPTY, MAX_ORDER};
 use crate::ngram::probing::{ProbingTable, Slot};
 use crate::util::atomic::AtomicFile;
+use crate::util::job::Job;
 use crate::util::mapped::MappedSlice;
 
 /// The first 8 bytes of every fastppl binary model file.
@@ -113,8 +114,9 @@ struct SectionBytes<'a> {
 }
 
 /// Writes `model` to `path` in the binary format (through a temporary file renamed over `path`,
-/// so a reader never sees a half-written file and a model mapped from `path` keeps its bytes).
-pub fn save(model: &Model, path: &Path) -> Result<()> {
+/// so a reader never sees a half-written file and a model mapped from `path` keeps its bytes);
+/// reports bytes written to `job`, and leaves no file when it is cancelled.
+pub fn save(model: &Model, path: &Path, job: &Job) -> Result<()> {
     if cfg!(target_endian = "big") {
         return Err(Error::invalid(
             "fastppl binary model files are little-endian; this host is big-endian",
@@ -245,8 +247,12 @@ pub fn save(model: &Model, path: &Path) -> Result<()> {
     }
     debug_assert_eq!(h.len(), header_len);
 
-    write_file(AtomicFile::create(path)?, &h, &sections, &offsets)
+    job.stage("writing model", file_len as u64)?;
+    write_file(AtomicFile::create(path)?, &h, &sections, &offsets, job)
 }
+
+/// Bytes written between two reports to the job (and checks for cancellation).
+const WRITE_PIECE: usize = 16 << 20;
 
 /// Writes the header and sections, patches the checksum in and replaces the target.
 fn write_file(
@@ -254,6 +260,7 @@ fn write_file(
     header: &[u8],
     sections: &[SectionBytes<'_>],
     offsets: &[usize],
+    job: &Job,
 ) -> Result<()> {
     let target = file.target().to_path_buf();
     let mut w = BufWriter::with_capacity(1 << 20, file);
@@ -261,9 +268,13 @@ fn write_file(
     let zeros = [0u8; ALIGN];
     let mut pos = 0usize;
     let mut put = |w: &mut BufWriter<AtomicFile>, bytes: &[u8], pos: &mut usize| -> Result<()> {
-        hasher.update(bytes);
-        *pos += bytes.len();
-        w.write_all(bytes).map_err(Error::io(&target))
+        for piece in bytes.chunks(WRITE_PIECE) {
+            hasher.update(piece);
+            *pos += piece.len();
+            w.write_all(piece).map_err(Error::io(&target))?;
+            job.step(piece.len() as u64)?;
+        }
+        Ok(())
     };
     put(&mut w, header, &mut pos)?;
     for (s, &o) in sections.iter().zip(offsets) {
@@ -370,8 +381,8 @@ fn to_usize(x: u64, what: &str, path: &str) -> Result<usize> {
 }
 
 /// Loads a model written by [`save`]; `verify` checks the checksum and every slot (see the
-/// module documentation).
-pub fn load(path: &Path, verify: bool) -> Result<Model> {
+/// module documentation). `job` can cancel it between its steps (mapping, checking).
+pub fn load(path: &Path, verify: bool, job: &Job) -> Result<Model> {
     let name = path.display().to_string();
     let p = name.as_str();
     if cfg!(target_endian = "big") {
@@ -399,6 +410,7 @@ pub fn load(path: &Path, verify: bool) -> Result<Model> {
             },
         ));
     }
+    job.stage("loading model", size)?;
     let mut file = File::open(path).map_err(Error::io(path))?;
     // the fixed header is read and checked before anything is mapped, so that a large file that
     // is not a model (or of another version) costs one small read
@@ -416,6 +428,7 @@ pub fn load(path: &Path, verify: bool) -> Result<Model> {
     // the types they are viewed as.
     let map = unsafe { options.map(&file) }.map_err(Error::io(path))?;
     let map = Arc::new(map);
+    job.check()?;
     parse(&map, p, verify)
 }
 
@@ -925,7 +938,15 @@ mod tests {
         c.push_whitespace_text(TEXT, crate::corpus::SentenceMode::Lines)
             .unwrap();
         c.finish();
-        fit(&c, order, bos_eos, smoothing, &Pruning::none()).unwrap()
+        fit(
+            &c,
+            order,
+            bos_eos,
+            smoothing,
+            &Pruning::none(),
+            &Job::none(),
+        )
+        .unwrap()
     }
 
     fn dir() -> PathBuf {
@@ -985,13 +1006,18 @@ mod tests {
         for (i, (order, s, bos_eos)) in cases.into_iter().enumerate() {
             let m = fitted(order, s, bos_eos);
             let path = d.join(format!("m{i}.fppl"));
-            save(&m, &path).unwrap();
+            save(&m, &path, &Job::none()).unwrap();
             for verify in [true, false] {
-                assert_same(&m, &load(&path, verify).unwrap());
+                assert_same(&m, &load(&path, verify, &Job::none()).unwrap());
             }
             // a loaded model saves to the same bytes
             let again = d.join(format!("m{i}.again.fppl"));
-            save(&load(&path, true).unwrap(), &again).unwrap();
+            save(
+                &load(&path, true, &Job::none()).unwrap(),
+                &again,
+                &Job::none(),
+            )
+            .unwrap();
             assert_eq!(
                 std::fs::read(&path).unwrap(),
                 std::fs::read(&again).unwrap()
@@ -1004,8 +1030,8 @@ mod tests {
         let d = dir();
         let m = fitted(2, Smoothing::Mle, true);
         let path = d.join("cow.fppl");
-        save(&m, &path).unwrap();
-        let mut loaded = load(&path, true).unwrap();
+        save(&m, &path, &Job::none()).unwrap();
+        let mut loaded = load(&path, true, &Job::none()).unwrap();
         let t = &mut loaded.higher[0].table;
         assert!(t.is_mapped());
         let key = crate::ngram::keys::pack(5, 5);
@@ -1019,7 +1045,7 @@ mod tests {
     fn expect_error(bytes: &[u8], name: &str, verify: bool) -> String {
         let path = dir().join(name);
         std::fs::write(&path, bytes).unwrap();
-        match load(&path, verify) {
+        match load(&path, verify, &Job::none()) {
             Err(Error::BinaryFormat { message, .. }) => message,
             Err(other) => panic!("unexpected error {other}"),
             Ok(_) => panic!("loaded a bad file"),
@@ -1037,7 +1063,7 @@ mod tests {
             true,
         );
         let path = d.join("good.fppl");
-        save(&m, &path).unwrap();
+        save(&m, &path, &Job::none()).unwrap();
         let good = std::fs::read(&path).unwrap();
         assert!(expect_error(&[], "empty", true).contains("empty"));
         assert!(expect_error(&good[..good.len() - 1], "short", true).contains("truncated"));
@@ -1073,7 +1099,7 @@ mod tests {
         let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let path = dir().join(format!("bytes-{n}"));
         std::fs::write(&path, bytes).unwrap();
-        let out = load(&path, verify);
+        let out = load(&path, verify, &Job::none());
         let _ = std::fs::remove_file(&path);
         out
     }
@@ -1083,9 +1109,9 @@ mod tests {
         let d = dir();
         let m = fitted(3, Smoothing::KneserNey { discount: 0.5 }, true);
         let path = d.join("slots.fppl");
-        save(&m, &path).unwrap();
+        save(&m, &path, &Job::none()).unwrap();
         let good = std::fs::read(&path).unwrap();
-        let loaded = load(&path, true).unwrap();
+        let loaded = load(&path, true, &Job::none()).unwrap();
         // point the key of the first occupied order-3 slot to a prefix beyond order 2's table
         let (_, key, _) = loaded.higher[1].table.iter().next().unwrap();
         let off = good
@@ -1109,8 +1135,11 @@ mod tests {
     #[test]
     fn a_directory_and_a_missing_file_are_errors() {
         let d = dir();
-        assert!(matches!(load(&d, true), Err(Error::BinaryFormat { .. })));
-        match load(&d.join("missing"), true) {
+        assert!(matches!(
+            load(&d, true, &Job::none()),
+            Err(Error::BinaryFormat { .. })
+        ));
+        match load(&d.join("missing"), true, &Job::none()) {
             Err(Error::Io { source, .. }) => {
                 assert_eq!(source.kind(), std::io::ErrorKind::NotFound)
             }
