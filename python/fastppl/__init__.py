@@ -8,7 +8,7 @@ Log-probabilities are natural logs unless a ``base`` is asked for.
 >>> corpus = fastppl.Corpus.from_sentences([["a", "b"], ["a", "c"]])
 >>> model = fastppl.NGramModel.fit(corpus, order=2, smoothing="laplace")
 >>> round(model.evaluate(corpus).perplexity, 4)
-2.8284
+2.9044
 """
 
 import importlib

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from fastppl import _core
 from fastppl._checks import check_int
 from fastppl.errors import InvalidArgumentError, InvalidTypeError
+from fastppl.progress import Progress, ProgressCallback, reporter
 from fastppl.text import (
     SENTENCE_MODES,
     TOKENIZERS,
@@ -28,6 +31,49 @@ def _checked_tokenizer(tokenizer: str) -> str:
     if tokenizer not in TOKENIZERS:
         raise InvalidArgumentError(f"tokenizer must be one of {TOKENIZERS}, got {tokenizer!r}")
     return tokenizer
+
+
+@dataclass(frozen=True)
+class _TextOptions:
+    """How raw text becomes a corpus: the options every text constructor of `Corpus` shares,
+    checked once."""
+
+    tokenizer: str
+    sentences: str
+    lowercase: bool
+    skip_line_prefixes: Sequence[str]
+    language: str
+    engine: str
+
+    @classmethod
+    def checked(
+        cls,
+        tokenizer: str,
+        sentences: str | None,
+        lowercase: bool,
+        skip_line_prefixes: Sequence[str],
+        language: str,
+        engine: str,
+    ) -> _TextOptions:
+        _checked_tokenizer(tokenizer)
+        if engine not in ENGINES:
+            raise InvalidArgumentError(f"engine must be one of {ENGINES}, got {engine!r}")
+        if sentences is not None and sentences not in SENTENCE_MODES:
+            raise InvalidArgumentError(
+                f"sentences must be one of {SENTENCE_MODES}, got {sentences!r}"
+            )
+        return cls(
+            tokenizer,
+            resolve_sentences(tokenizer, sentences),
+            lowercase,
+            skip_line_prefixes,
+            language,
+            engine,
+        )
+
+    def read_clean(self) -> _TextOptions:
+        """The same options for text already lowercased and filtered while it was read."""
+        return dataclasses.replace(self, lowercase=False, skip_line_prefixes=())
 
 
 class Corpus:
@@ -85,6 +131,8 @@ class Corpus:
         skip_line_prefixes: Sequence[str] = (),
         language: str = "english",
         engine: Engine = "native",
+        *,
+        progress: Progress = False,
     ) -> Corpus:
         """One document from raw text.
 
@@ -106,19 +154,16 @@ class Corpus:
                 :class:`~fastppl.errors.PunktDataNotFoundError`).
             engine: ``"native"`` (NLTK's rules ported to Rust, on all cores) or ``"python"``
                 (NLTK's own code) for ``"nltk"`` and ``"punkt"``; the tokens are the same.
+            progress: ``True`` for a progress bar of the native NLTK tokenizer on stderr, or a
+                callable ``(stage, done, total)``; see :mod:`fastppl.progress`.
 
-        >>> Corpus.from_text("a b. c d!", tokenizer="whitespace").num_sentences
+        >>> Corpus.from_text("a b . c d !", tokenizer="whitespace").num_sentences
         2
         """
-        return cls.from_texts(
-            [text],
-            tokenizer=tokenizer,
-            sentences=sentences,
-            lowercase=lowercase,
-            skip_line_prefixes=skip_line_prefixes,
-            language=language,
-            engine=engine,
+        options = _TextOptions.checked(
+            tokenizer, sentences, lowercase, skip_line_prefixes, language, engine
         )
+        return cls._from_pieces([[text]], options, progress)
 
     @classmethod
     def from_texts(
@@ -130,25 +175,18 @@ class Corpus:
         skip_line_prefixes: Sequence[str] = (),
         language: str = "english",
         engine: Engine = "native",
+        *,
+        progress: Progress = False,
     ) -> Corpus:
         """One document per text; options as in :meth:`from_text`.
 
         >>> Corpus.from_texts(["a b. c", "d"], tokenizer="whitespace").num_documents
         2
         """
-        corpus = cls(_core.Corpus())
-        for text in texts:
-            corpus._add_text(
-                text,
-                tokenizer=tokenizer,
-                sentences=sentences,
-                lowercase=lowercase,
-                skip_line_prefixes=skip_line_prefixes,
-                language=language,
-                engine=engine,
-            )
-            corpus._inner.end_document()
-        return corpus
+        options = _TextOptions.checked(
+            tokenizer, sentences, lowercase, skip_line_prefixes, language, engine
+        )
+        return cls._from_pieces(([text] for text in texts), options, progress)
 
     @classmethod
     def from_file(
@@ -162,6 +200,8 @@ class Corpus:
         errors: str = "strict",
         language: str = "english",
         engine: Engine = "native",
+        *,
+        progress: Progress = False,
     ) -> Corpus:
         """One document from a text file (``.gz``, ``.xz`` and ``.bz2`` are decompressed).
 
@@ -187,6 +227,7 @@ class Corpus:
             errors=errors,
             language=language,
             engine=engine,
+            progress=progress,
         )
 
     @classmethod
@@ -201,65 +242,59 @@ class Corpus:
         errors: str = "strict",
         language: str = "english",
         engine: Engine = "native",
+        *,
+        progress: Progress = False,
     ) -> Corpus:
         """One document per file; options as in :meth:`from_file`."""
-        corpus = cls(_core.Corpus())
+        options = _TextOptions.checked(
+            tokenizer, sentences, lowercase, skip_line_prefixes, language, engine
+        )
         # one sentence per line: read in pieces of whole lines, never the whole file at once
-        by_lines = resolve_sentences(_checked_tokenizer(tokenizer), sentences) == "lines"
-        for path in paths:
-            options = {
-                "encoding": encoding,
-                "errors": errors,
-                "skip_line_prefixes": skip_line_prefixes,
-                "lowercase": lowercase,
-                "translate_newlines": tokenizer != "kenlm",
-            }
-            pieces = iter_text(path, **options) if by_lines else [read_text(path, **options)]
-            for text in pieces:
-                corpus._add_text(
-                    text,
-                    tokenizer=tokenizer,
-                    sentences=sentences,
-                    lowercase=False,
-                    skip_line_prefixes=(),
-                    language=language,
-                    engine=engine,
-                )
-            corpus._inner.end_document()
+        by_lines = options.sentences == "lines"
+        reading = {
+            "encoding": encoding,
+            "errors": errors,
+            "skip_line_prefixes": options.skip_line_prefixes,
+            "lowercase": options.lowercase,
+            "translate_newlines": tokenizer != "kenlm",
+        }
+        documents = (
+            iter_text(path, **reading) if by_lines else [read_text(path, **reading)]
+            for path in paths
+        )
+        # (the files are read already cleaned: no second pass of the line filters)
+        return cls._from_pieces(documents, options.read_clean(), progress)
+
+    @classmethod
+    def _from_pieces(
+        cls, documents: Iterable[Iterable[str]], options: _TextOptions, progress: Progress
+    ) -> Corpus:
+        """One document per item of ``documents``, each given as pieces of text."""
+        corpus = cls(_core.Corpus())
+        with reporter(progress) as report:
+            for pieces in documents:
+                for text in pieces:
+                    corpus._add_text(text, options, report)
+                corpus._inner.end_document()
         return corpus
 
-    def _add_text(
-        self,
-        text: str,
-        *,
-        tokenizer: str,
-        sentences: str | None,
-        lowercase: bool,
-        skip_line_prefixes: Sequence[str],
-        language: str,
-        engine: str,
-    ) -> None:
+    def _add_text(self, text: str, options: _TextOptions, report: ProgressCallback | None) -> None:
         if not isinstance(text, str):
             raise InvalidTypeError(f"text must be str, got {type(text).__name__}")
-        _checked_tokenizer(tokenizer)
-        if engine not in ENGINES:
-            raise InvalidArgumentError(f"engine must be one of {ENGINES}, got {engine!r}")
-        if sentences is not None and sentences not in SENTENCE_MODES:
-            raise InvalidArgumentError(
-                f"sentences must be one of {SENTENCE_MODES}, got {sentences!r}"
-            )
-        sentences = resolve_sentences(tokenizer, sentences)
-        text = clean_text(text, skip_line_prefixes, lowercase)
+        text = clean_text(text, options.skip_line_prefixes, options.lowercase)
+        tokenizer, sentences = options.tokenizer, options.sentences
         if tokenizer == "kenlm":
             self._inner.add_kenlm_text(text)  # split in Rust, blank lines kept
         elif tokenizer == "whitespace" and sentences != "punkt":
             self._inner.add_whitespace_text(text, sentences)  # split in Rust
-        elif engine == "native":  # NLTK's rules, in Rust
-            self._inner.add_nltk_text(text, punkt_model(language), sentences, tokenizer)
+        elif options.engine == "native":  # NLTK's rules, in Rust
+            punkt = punkt_model(options.language)
+            self._inner.add_nltk_text(text, punkt, sentences, tokenizer, progress=report)
         else:
-            self._inner.add_sentences(tokenize_text(text, tokenizer, sentences, language, engine))
+            self._inner.add_sentences(
+                tokenize_text(text, tokenizer, sentences, options.language, options.engine)
+            )
 
-    # ---- vocabulary ---------------------------------------------------------------------
     def limit_vocab(
         self,
         min_count: int = 1,

@@ -20,6 +20,7 @@ from fastppl.errors import (
     NotNormalizedError,
     ZeroProbabilityWarning,
 )
+from fastppl.progress import Progress, reporter
 from fastppl.result import EvaluationResult
 
 Smoothing = Literal[
@@ -160,6 +161,7 @@ class NGramModel:
         prune: Sequence[int] | None = None,
         min_count: int = 1,
         vocab_file: str | os.PathLike[str] | None = None,
+        progress: Progress = False,
         **params: Any,
     ) -> NGramModel:
         """Counts ``corpus`` up to ``order`` and estimates a model (GIL released, all cores).
@@ -187,6 +189,8 @@ class NGramModel:
                 counting, so ``<unk>`` gets their mass. lmplz's ``--limit_vocab_file`` reads the
                 same file but instead prunes the n-grams holding other words after counting;
                 the models differ. See :meth:`Corpus.limit_vocab`.
+            progress: ``True`` for a progress bar on stderr, or a callable ``(stage, done,
+                total)``; see :mod:`fastppl.progress`. Ctrl-C interrupts the call either way.
             **params: the estimator's parameters listed above.
 
         Raises:
@@ -207,11 +211,14 @@ class NGramModel:
             min_count=min_count,
             vocab_file=vocab_file,
         )
-        inner = _core.NGramModel.fit(corpus._inner, smoothing=smoothing, **args)
+        with reporter(progress) as report:
+            inner = _core.NGramModel.fit(
+                corpus._inner, smoothing=smoothing, progress=report, **args
+            )
         return cls(inner)
 
     @classmethod
-    def from_arpa(cls, path: str | os.PathLike[str]) -> NGramModel:
+    def from_arpa(cls, path: str | os.PathLike[str], *, progress: Progress = False) -> NGramModel:
         """Loads an ARPA back-off model (as written by KenLM's lmplz, SRILM, fastppl...).
 
         The file is read line by line (never whole in memory) and may be gzip, xz or bzip2
@@ -226,6 +233,8 @@ class NGramModel:
 
         Args:
             path: the ARPA file.
+            progress: ``True`` for a progress bar on stderr, or a callable ``(stage, done,
+                total)``; see :mod:`fastppl.progress`. Ctrl-C interrupts the call either way.
 
         Returns:
             The model (``smoothing == "arpa"``, ``bos_eos == True``, no training counts).
@@ -236,17 +245,23 @@ class NGramModel:
                 name the place.
             OSError: the file cannot be read.
         """
-        return cls(_core.NGramModel.from_arpa(os.fspath(path)))
+        with reporter(progress) as report:
+            return cls(_core.NGramModel.from_arpa(os.fspath(path), progress=report))
 
-    def to_arpa(self, path: str | os.PathLike[str]) -> None:
+    def to_arpa(self, path: str | os.PathLike[str], *, progress: Progress = False) -> None:
         """Writes the model as an ARPA file in KenLM's layout (log10 values, float32 precision).
 
         The file is compressed when its name ends in ``.gz``, ``.xz`` or ``.bz2``. Probabilities
         and backoff weights are written as log10 numbers rounded to float32 with the shortest
         digits that read back to the same float32, as lmplz prints them.
 
+        The file is written under a temporary name and renamed into place: an interrupted or
+        failed write leaves the file that was there untouched.
+
         Args:
-            path: the file to create (overwritten if it exists).
+            path: the file to create (replaced if it exists).
+            progress: ``True`` for a progress bar on stderr, or a callable ``(stage, done,
+                total)``; see :mod:`fastppl.progress`. Ctrl-C interrupts the call either way.
 
         Raises:
             InvalidArgumentError: the model has no ARPA form: ``mle``, ``additive`` / ``laplace``
@@ -254,9 +269,10 @@ class NGramModel:
                 model fitted with ``bos_eos=False``.
             OSError: the file cannot be written.
         """
-        self._inner.to_arpa(os.fspath(path))
+        with reporter(progress) as report:
+            self._inner.to_arpa(os.fspath(path), progress=report)
 
-    def save(self, path: str | os.PathLike[str]) -> None:
+    def save(self, path: str | os.PathLike[str], *, progress: Progress = False) -> None:
         """Writes the model in fastppl's own binary format (GIL released).
 
         The format holds everything the model has (probabilities, backoff weights, training
@@ -268,6 +284,8 @@ class NGramModel:
 
         Args:
             path: the file to create (replaced if it exists).
+            progress: ``True`` for a progress bar on stderr, or a callable ``(stage, done,
+                total)``; see :mod:`fastppl.progress`. Ctrl-C interrupts the call either way.
 
         Raises:
             OSError: the file cannot be written.
@@ -279,10 +297,13 @@ class NGramModel:
         ...     NGramModel.load(os.path.join(d, "m.fppl")).logprobs(["a", "b"]).tolist()
         [0.0, 0.0, 0.0]
         """
-        self._inner.save(os.fspath(path))
+        with reporter(progress) as report:
+            self._inner.save(os.fspath(path), progress=report)
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str], verify: bool = True) -> NGramModel:
+    def load(
+        cls, path: str | os.PathLike[str], verify: bool = True, *, progress: Progress = False
+    ) -> NGramModel:
         """Loads a model written by :meth:`save` by memory-mapping it (GIL released).
 
         The n-gram tables are used in place from the mapped file (the operating system pages
@@ -297,6 +318,8 @@ class NGramModel:
                 (the vocabulary always is): use it for files you trust. A corrupted body then
                 gives wrong numbers or errors (never memory unsafety); a slot table corrupted
                 into having no empty slot could even make a lookup loop forever.
+            progress: ``True`` for a progress bar on stderr, or a callable ``(stage, done,
+                total)``; see :mod:`fastppl.progress`. Ctrl-C interrupts the call either way.
 
         Returns:
             The model, equal to the one saved.
@@ -308,15 +331,18 @@ class NGramModel:
                 and the problem.
             OSError: the file cannot be read.
         """
-        return cls(_core.NGramModel.load(os.fspath(path), verify=check_bool("verify", verify)))
+        verify = check_bool("verify", verify)
+        with reporter(progress) as report:
+            return cls(_core.NGramModel.load(os.fspath(path), verify=verify, progress=report))
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike[str]) -> NGramModel:
+    def from_file(cls, path: str | os.PathLike[str], *, progress: Progress = False) -> NGramModel:
         """Loads a model file of either kind: fastppl's binary format (:meth:`load`, recognized
         by its magic bytes) or an ARPA file, plain or compressed (:meth:`from_arpa`).
 
         >>> import os, tempfile
-        >>> m = NGramModel.fit(Corpus.from_sentences([["a", "b"], ["b"]]), order=2)
+        >>> c = Corpus.from_sentences([["a", "b"], ["b"]])
+        >>> m = NGramModel.fit(c, order=2, smoothing="kneser_ney")
         >>> folder = tempfile.mkdtemp()
         >>> m.to_arpa(os.path.join(folder, "m.arpa"))
         >>> m.save(os.path.join(folder, "m.fppl"))
@@ -333,8 +359,8 @@ class NGramModel:
         except FileNotFoundError:
             raise ModelFileNotFoundError(f"model file not found: {os.fspath(path)!r}") from None
         if head == _core.BINARY_MAGIC:
-            return cls.load(path)
-        return cls.from_arpa(path)
+            return cls.load(path, progress=progress)
+        return cls.from_arpa(path, progress=progress)
 
     # ---- properties ---------------------------------------------------------------------
     @property
@@ -453,6 +479,7 @@ class NGramModel:
         *,
         token_logprobs: bool = False,
         allow_unnormalized: bool = False,
+        progress: Progress = False,
     ) -> EvaluationResult:
         """Scores a corpus (GIL released, all cores) and returns its perplexity and totals.
 
@@ -464,6 +491,8 @@ class NGramModel:
             token_logprobs: also return ln p of every scored token.
             allow_unnormalized: score with a stupid-backoff model anyway (its "perplexity" is
                 not one); otherwise such a model raises :class:`NotNormalizedError`.
+            progress: ``True`` for a progress bar on stderr, or a callable ``(stage, done,
+                total)``; see :mod:`fastppl.progress`. Ctrl-C interrupts the call either way.
 
         A token of probability 0 (MLE and unseen words) makes the perplexity ``inf`` and warns
         with :class:`ZeroProbabilityWarning`; nothing is ever NaN.
@@ -481,7 +510,8 @@ class NGramModel:
                 f"{self.smoothing} scores are not normalized: this is not a perplexity",
                 stacklevel=2,
             )
-        raw = self._inner.evaluate(corpus._inner, oov, token_logprobs)
+        with reporter(progress) as report:
+            raw = self._inner.evaluate(corpus._inner, oov, token_logprobs, progress=report)
         result = EvaluationResult.from_sentences(
             raw, corpus.document_offsets(), skip_oov=oov == "skip"
         )

@@ -19,6 +19,7 @@ from fastppl import _core
 from fastppl.corpus import Corpus
 from fastppl.errors import InvalidArgumentError, InvalidTypeError
 from fastppl.model import fit_arguments
+from fastppl.progress import Progress, reporter
 
 
 class TrainingSummary(NamedTuple):
@@ -76,6 +77,7 @@ def train_arpa(
     prune: Sequence[int] | None = None,
     min_count: int = 1,
     vocab_file: str | os.PathLike[str] | None = None,
+    progress: Progress = False,
     **params: Any,
 ) -> TrainingSummary:
     """Estimates an n-gram model on ``corpus`` within a memory budget and writes it as ARPA.
@@ -105,6 +107,9 @@ def train_arpa(
             about three times the counts (24 bytes per 5-gram occurrence at most).
         prune: pruning thresholds per order, as in `NGramModel.fit` (lmplz's ``--prune``).
         min_count, vocab_file: vocabulary limits, as in `NGramModel.fit`.
+        progress: ``True`` for a progress bar on stderr, or a callable ``(stage, done, total)``;
+            see :mod:`fastppl.progress`. Ctrl-C stops the run within a fraction of a second,
+            removing its temporary files and leaving ``path`` as it was.
         **params: the estimator's parameters.
 
     Returns:
@@ -143,12 +148,14 @@ def train_arpa(
             "train_arpa needs order >= 2 (a unigram model is small: use NGramModel.fit)"
         )
     directory = tempfile.gettempdir() if temp_dir is None else os.fspath(temp_dir)
-    counts, runs, spilled = _core.train_arpa(
-        corpus._inner,
-        os.fspath(path),
-        smoothing=smoothing,
-        memory=size,
-        temp_dir=directory,
-        **args,
-    )
+    with reporter(progress) as report:
+        counts, runs, spilled = _core.train_arpa(
+            corpus._inner,
+            os.fspath(path),
+            smoothing=smoothing,
+            memory=size,
+            temp_dir=directory,
+            progress=report,
+            **args,
+        )
     return TrainingSummary(counts, runs, spilled)
