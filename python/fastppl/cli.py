@@ -21,6 +21,7 @@ import contextlib
 import glob
 import json
 import os
+import signal
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -28,6 +29,7 @@ from collections.abc import Iterator, Sequence
 from fastppl._checks import log_base_divisor
 from fastppl.errors import FastpplError, InvalidArgumentError
 from fastppl.model import ARPA_SMOOTHINGS, SMOOTHINGS
+from fastppl.progress import ProgressBar, ProgressCallback
 
 #: The command line's tokenizer when --tokenizer is not given: lmplz's and query's reading of text.
 DEFAULT_TOKENIZER = "whitespace"
@@ -39,17 +41,17 @@ TOKENS_HELP = "token counts include one </s> per sentence, never <s> (as KenLM's
 
 # ---- shared pieces ----------------------------------------------------------------------------
 @contextlib.contextmanager
-def _step(label: str, quiet: bool) -> Iterator[None]:
-    """A status line on stderr for a long step (only on a terminal, and not with --quiet)."""
-    show = not quiet and sys.stderr.isatty()
-    if not show:
-        yield
+def _step(label: str, quiet: bool) -> Iterator[ProgressCallback | None]:
+    """Progress bars on stderr for a long step, fed by the Rust core (only on a terminal, and not
+    with --quiet): yields the callback to pass as ``progress=`` to the calls of the step."""
+    if quiet or not sys.stderr.isatty():
+        yield None
         return
-    from tqdm import tqdm
-
-    with tqdm(total=1, desc=label, bar_format="{desc}: {elapsed}", file=sys.stderr) as bar:
-        yield
-        bar.update(1)
+    bar = ProgressBar(label)
+    try:
+        yield bar
+    finally:
+        bar.close()
 
 
 def _add_text_options(p: argparse.ArgumentParser) -> None:
@@ -99,7 +101,7 @@ def _add_text_options(p: argparse.ArgumentParser) -> None:
 STDIN_TEXT = {"train": "the corpus", "eval": "the text to score", "score": "the text to score"}
 
 
-def _read_corpus(path: str | None, args: argparse.Namespace):
+def _read_corpus(path: str | None, args: argparse.Namespace, progress: ProgressCallback | None):
     """The corpus in `path` (a file, or standard input for None or '-')."""
     from fastppl.corpus import Corpus
 
@@ -133,7 +135,7 @@ def _read_corpus(path: str | None, args: argparse.Namespace):
     }
     if path is None or path == "-":
         path = "/dev/stdin"  # read in pieces as a file is
-    return Corpus.from_file(path, encoding=args.encoding, **options)
+    return Corpus.from_file(path, encoding=args.encoding, progress=progress or False, **options)
 
 
 #: File name endings that `fastppl train` writes in fastppl's binary format by default.
@@ -145,10 +147,10 @@ def _model_and_text(args: argparse.Namespace):
     status lines."""
     from fastppl.model import NGramModel
 
-    with _step("loading model", args.quiet):
-        model = NGramModel.from_file(args.model)
-    with _step("reading", args.quiet):
-        corpus = _read_corpus(args.text, args)
+    with _step("loading model", args.quiet) as progress:
+        model = NGramModel.from_file(args.model, progress=progress or False)
+    with _step("reading", args.quiet) as progress:
+        corpus = _read_corpus(args.text, args, progress)
     return model, corpus
 
 
@@ -307,8 +309,8 @@ def _train(args: argparse.Namespace) -> int:
             f"the output {args.output!r} is the input corpus {args.text!r}: refusing to "
             "overwrite it (give another output path)"
         )
-    with _step("reading", args.quiet):
-        corpus = _read_corpus(args.text, args)
+    with _step("reading", args.quiet) as progress:
+        corpus = _read_corpus(args.text, args, progress)
     limits = {
         "min_count": args.min_count,
         "vocab_file": args.limit_vocab_file,
@@ -321,7 +323,7 @@ def _train(args: argparse.Namespace) -> int:
                 "then convert it if needed: NGramModel.from_arpa(path).save(binary_path)"
             )
         step = f"fitting order {args.order} within {args.memory}, writing {args.output}"
-        with _step(step, args.quiet):
+        with _step(step, args.quiet) as progress:
             summary = train_arpa(
                 corpus,
                 args.output,
@@ -329,6 +331,7 @@ def _train(args: argparse.Namespace) -> int:
                 smoothing=args.smoothing,
                 memory=args.memory,
                 temp_dir=args.temp_dir,
+                progress=progress or False,
                 **limits,
                 **params,
             )
@@ -341,15 +344,20 @@ def _train(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
     else:
-        with _step(f"fitting order {args.order}", args.quiet):
+        with _step(f"fitting order {args.order}", args.quiet) as progress:
             model = NGramModel.fit(
-                corpus, order=args.order, smoothing=args.smoothing, **limits, **params
+                corpus,
+                order=args.order,
+                smoothing=args.smoothing,
+                progress=progress or False,
+                **limits,
+                **params,
             )
-        with _step(f"writing {args.output}", args.quiet):
+        with _step(f"writing {args.output}", args.quiet) as progress:
             if fmt == "binary":
-                model.save(args.output)
+                model.save(args.output, progress=progress or False)
             else:
-                model.to_arpa(args.output)
+                model.to_arpa(args.output, progress=progress or False)
         ngram_counts = model.ngram_counts
     if not args.quiet:
         counts = " ".join(f"{i}={n}" for i, n in enumerate(ngram_counts, start=1))
@@ -365,9 +373,11 @@ def _train(args: argparse.Namespace) -> int:
 def _eval(args: argparse.Namespace) -> int:
     """Perplexity of a text, printed like KenLM's `query -v summary` (or as JSON)."""
     model, corpus = _model_and_text(args)
-    with _step("scoring", args.quiet):
-        incl = model.evaluate(corpus, oov="unk")
-        excl = model.evaluate(corpus, oov="skip") if incl.num_oov else incl
+    with _step("scoring", args.quiet) as progress:
+        incl = model.evaluate(corpus, oov="unk", progress=progress or False)
+        excl = (
+            model.evaluate(corpus, oov="skip", progress=progress or False) if incl.num_oov else incl
+        )
     figures = {
         "perplexity_including_oovs": incl.perplexity,
         "perplexity_excluding_oovs": excl.perplexity,
@@ -398,8 +408,10 @@ def _eval(args: argparse.Namespace) -> int:
 def _score(args: argparse.Namespace) -> int:
     """Per-sentence (default) or per-token scores as TSV or JSON lines."""
     model, corpus = _model_and_text(args)
-    with _step("scoring", args.quiet):
-        result = model.evaluate(corpus, oov="unk", token_logprobs=args.tokens)
+    with _step("scoring", args.quiet) as progress:
+        result = model.evaluate(
+            corpus, oov="unk", token_logprobs=args.tokens, progress=progress or False
+        )
     divisor = log_base_divisor(args.base)
     out = sys.stdout
     if not args.tokens:
@@ -639,9 +651,28 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(BaseException):
+    """Raised by the CLI's SIGTERM handler, so that SIGTERM stops a command the way Ctrl-C does
+    (the Rust call in progress is cancelled within a fraction of a second, its output and
+    temporary files are removed)."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``fastppl`` console script."""
+    """Entry point of the ``fastppl`` console script.
+
+    Exit status: 0, 1 on an error (one line ``fastppl: error: ...`` on stderr), 2 on a usage
+    error, 130 on Ctrl-C and 143 on SIGTERM (one line ``fastppl: interrupted`` or
+    ``fastppl: terminated``; the output being written is left as it was).
+    """
     args = build_parser().parse_args(_join_prune_values(sys.argv[1:] if argv is None else argv))
+    try:
+        previous = signal.signal(signal.SIGTERM, _terminate)
+    except ValueError:  # not the main thread (an embedding program's): leave signals alone
+        previous = None
     try:
         return args.run(args)
     except BrokenPipeError:  # the reader went away (`| head`): not an error
@@ -650,6 +681,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (FastpplError, OSError) as e:
         print(f"fastppl: error: {_message(e)}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print("fastppl: interrupted", file=sys.stderr)
+        return 128 + signal.SIGINT
+    except Terminated:
+        print("fastppl: terminated", file=sys.stderr)
+        return 128 + signal.SIGTERM
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def _message(error: Exception) -> str:

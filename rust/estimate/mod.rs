@@ -185,7 +185,7 @@ impl OrderEntries<'_> {
     }
 }
 
-/// Builds the model for `counts` (whose ids are those of `vocab`); reports its passes (four
+/// Builds the model for `counts` (whose ids are those of `vocab`); reports its passes (about four
 /// per order) to `job` and stops with [`Error::Cancelled`] when it is cancelled.
 pub fn estimate(
     counts: NgramCounts,
@@ -203,7 +203,9 @@ pub fn estimate(
         ));
     }
     let order = counts.order();
-    job.stage("estimating", 4 * order as u64)?;
+    // passes: adjusted counts and context statistics (one step per order each), probabilities
+    // (order steps), tables (order - 1 steps)
+    job.stage("estimating", 4 * order as u64 - 1)?;
     let vocab_len = vocab.len();
     let predictable = |w: usize| w != BOS as usize && (bos_eos || w != EOS as usize);
     let vocab_size = (vocab_len - 1 - usize::from(!bos_eos)) as f64;

@@ -89,6 +89,7 @@ pub fn score_corpus(
         corpus,
         translate: &translate,
         per_sentence,
+        job,
     };
     let rows: Vec<Row> = slices
         .par_chunks_mut(CHUNK)
@@ -134,6 +135,7 @@ struct Tables<'a> {
     corpus: &'a Corpus,
     translate: &'a [u32],
     per_sentence: usize,
+    job: &'a Job,
 }
 
 /// A sentence being scored.
@@ -175,7 +177,13 @@ impl<'a> Tables<'a> {
             next += 1;
             lanes.push(lane);
         }
+        let mut rounds = 0u32;
         while !lanes.is_empty() {
+            // (long sentences: a chunk can hold millions of tokens, so check within it too)
+            rounds = rounds.wrapping_add(1);
+            if rounds % 4096 == 0 && self.job.is_cancelled() {
+                break;
+            }
             let mut i = 0;
             while i < lanes.len() {
                 let lane = &mut lanes[i];

@@ -375,7 +375,7 @@ fn fill_order(
             let mut result = Ok(());
             let end = offset + part.len();
             for_each_window(stream, m, chunk, |p| {
-                if result.is_err() || full.load(Relaxed) {
+                if result.is_err() || full.load(Relaxed) || job.is_cancelled() {
                     return;
                 }
                 if p + LOOKAHEAD < end {

@@ -1,0 +1,234 @@
+"""Ctrl-C and SIGTERM stop every long Rust call within a second, leaving outputs as they were;
+progress of those calls reaches a callback.
+
+Each interruption runs in a subprocess that sends SIGINT to itself from its progress callback the
+first time the call reports the stage under test, so the signal always lands inside that stage,
+and reports how long the call took to raise KeyboardInterrupt after it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import fastppl
+
+#: the latency the issue asks for (Ctrl-C stops any long call within 1 s)
+MAX_LATENCY_S = 1.0
+
+
+def write_corpus(path: Path, tokens: int, seed: int = 0) -> None:
+    """Zipf-distributed words, 20 per line: enough n-grams of every order for calls that last."""
+    rng = np.random.default_rng(seed)
+    ids = np.minimum(rng.zipf(1.2, tokens), 200_000)
+    words = np.char.add("w", ids.astype(str))
+    lines = [" ".join(words[i : i + 20]) for i in range(0, tokens, 20)]
+    path.write_text("\n".join(lines) + "\n")
+
+
+@pytest.fixture(scope="module")
+def corpus_file(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("cancel") / "corpus.txt"
+    write_corpus(path, 1_500_000)
+    return path
+
+
+CHILD = textwrap.dedent(
+    """
+    import json, os, signal, sys, time
+    import fastppl
+    from fastppl import Corpus, NGramModel, train_arpa
+
+    corpus_path, work, stage, call = sys.argv[1:5]
+    seen = {}
+
+    def progress(name, done, total):
+        if name == stage and "at" not in seen:
+            seen["at"] = time.perf_counter()
+            os.kill(os.getpid(), signal.SIGINT)
+
+    def corpus():
+        return Corpus.from_file(corpus_path, tokenizer="whitespace", sentences="lines")
+
+    def model():
+        return NGramModel.fit(corpus(), order=5, discount_fallback=True)
+
+    out = os.path.join(work, "out")
+    try:
+        if call == "fit":
+            NGramModel.fit(corpus(), order=5, discount_fallback=True, progress=progress)
+        elif call == "to_arpa":
+            model().to_arpa(out, progress=progress)
+        elif call == "save":
+            model().save(out, progress=progress)
+        elif call == "from_arpa":
+            NGramModel.from_arpa(os.path.join(work, "model.arpa"), progress=progress)
+        elif call == "evaluate":
+            m = model()
+            big = Corpus.from_files([corpus_path] * 4, tokenizer="whitespace")
+            m.evaluate(big, progress=progress)
+        elif call == "tokenize":
+            text = open(corpus_path).read().replace(" w1 ", " w1. ") * 3
+            Corpus.from_text(text, tokenizer="nltk", sentences="punkt", progress=progress)
+        elif call == "train_arpa":
+            train_arpa(corpus(), out, order=5, memory="32M", temp_dir=work,
+                       discount_fallback=True, progress=progress)
+        else:
+            raise SystemExit(f"unknown call {call}")
+    except KeyboardInterrupt:
+        print(json.dumps({"latency": time.perf_counter() - seen["at"]}))
+        sys.exit(0)
+    print(json.dumps({"finished": True, "seen": "at" in seen}))
+    sys.exit(3)
+    """
+)
+
+CASES = [
+    ("counting n-grams", "fit"),
+    ("estimating", "fit"),
+    ("writing ARPA", "to_arpa"),
+    ("writing model", "save"),
+    ("reading ARPA", "from_arpa"),
+    ("scoring", "evaluate"),
+    ("tokenizing", "tokenize"),
+    ("counting n-grams", "train_arpa"),
+    ("adjusting counts", "train_arpa"),
+    ("interpolating and writing ARPA", "train_arpa"),
+]
+
+
+@pytest.fixture(scope="module")
+def arpa_model(corpus_file, tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("arpa") / "model.arpa"
+    corpus = fastppl.Corpus.from_file(corpus_file, tokenizer="whitespace", sentences="lines")
+    fastppl.NGramModel.fit(corpus, order=5, discount_fallback=True).to_arpa(path)
+    return path
+
+
+@pytest.mark.parametrize(("stage", "call"), CASES, ids=[f"{c}-{s}" for s, c in CASES])
+def test_ctrl_c_stops_each_stage_within_a_second(corpus_file, arpa_model, tmp_path, stage, call):
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "model.arpa").symlink_to(arpa_model)
+    (work / "out").write_bytes(b"the old output\n")
+    run = subprocess.run(
+        [sys.executable, "-c", CHILD, str(corpus_file), str(work), stage, call],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, (run.stdout, run.stderr[-2000:])
+    latency = json.loads(run.stdout.strip().splitlines()[-1])["latency"]
+    assert latency < MAX_LATENCY_S, f"{call} took {latency:.3f} s to stop in {stage!r}"
+    # nothing written: the old output is intact, no temporary file or directory is left
+    assert (work / "out").read_bytes() == b"the old output\n"
+    assert sorted(p.name for p in work.iterdir()) == ["model.arpa", "out"]
+
+
+def test_progress_reaches_a_callback(corpus_file):
+    calls: list[tuple[str, int, int]] = []
+    corpus = fastppl.Corpus.from_file(corpus_file, tokenizer="whitespace", sentences="lines")
+    model = fastppl.NGramModel.fit(
+        corpus, order=3, progress=lambda *a: calls.append(a), discount_fallback=True
+    )
+    stages = list(dict.fromkeys(stage for stage, _, _ in calls))
+    assert stages == ["counting n-grams", "estimating"]
+    for stage in stages:
+        done = [d for s, d, _ in calls if s == stage]
+        assert done == sorted(done), f"{stage}: progress went back"
+    # the last report of the call is its end: every unit of the last stage done
+    assert calls[-1] == ("estimating", 3 * 4 - 1, 3 * 4 - 1)
+    scored: list[tuple[str, int, int]] = []
+    model.evaluate(corpus, progress=lambda *a: scored.append(a))
+    assert scored[-1] == ("scoring", len(corpus), len(corpus))
+
+
+def test_progress_true_draws_a_bar_and_bad_values_are_refused(corpus_file, capsys):
+    corpus = fastppl.Corpus.from_file(corpus_file, tokenizer="whitespace", sentences="lines")
+    fastppl.NGramModel.fit(corpus, order=2, progress=True)
+    assert "estimating" in capsys.readouterr().err
+    with pytest.raises(fastppl.errors.InvalidTypeError, match="progress must be"):
+        fastppl.NGramModel.fit(corpus, order=2, progress="yes")
+
+
+def run_cli_and_signal(args: list[str], sig: int, after_s: float) -> tuple[int, str, float]:
+    """Starts `fastppl ARGS`, sends `sig` after `after_s` seconds; exit status, stderr and the
+    seconds from the signal to the exit."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fastppl.cli", *args], stderr=subprocess.PIPE, text=True
+    )
+    time.sleep(after_s)
+    sent = time.perf_counter()
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    return proc.returncode, err, time.perf_counter() - sent
+
+
+@pytest.fixture(scope="module")
+def large_corpus_file(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("cli") / "large.txt"
+    write_corpus(path, 6_000_000, seed=1)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("sig", "status", "line", "memory"),
+    [
+        (signal.SIGINT, 130, "fastppl: interrupted", []),
+        (signal.SIGTERM, 143, "fastppl: terminated", []),
+        (signal.SIGTERM, 143, "fastppl: terminated", ["-S", "64M"]),
+    ],
+)
+def test_cli_signals_exit_with_one_line_and_keep_the_old_output(
+    large_corpus_file, tmp_path, sig, status, line, memory
+):
+    out = tmp_path / "model.arpa"
+    out.write_text("the old model\n")
+    temp = tmp_path / "T"
+    temp.mkdir()
+    args = ["train", "-o", "5", "--tokenizer", "whitespace", "--discount-fallback"]
+    args += [*memory, *(["-T", str(temp)] if memory else [])]
+    status_seen, err, latency = run_cli_and_signal(
+        [*args, str(large_corpus_file), str(out)], sig, after_s=3.0
+    )
+    assert status_seen == status, err
+    assert err.strip().splitlines()[-1] == line
+    assert "Traceback" not in err
+    assert latency < MAX_LATENCY_S + 0.5  # (interpreter shutdown included)
+    assert out.read_text() == "the old model\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["T", "model.arpa"]
+    assert list(temp.iterdir()) == []
+
+
+def test_cli_is_silent_when_stderr_is_not_a_terminal(tmp_path, corpus_file):
+    out = tmp_path / "m.arpa"
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "fastppl.cli",
+            "train",
+            "-q",
+            "-o",
+            "2",
+            "--tokenizer",
+            "whitespace",
+            str(corpus_file),
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "COLUMNS": "80"},
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stderr == ""
