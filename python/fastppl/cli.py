@@ -101,6 +101,21 @@ def _add_text_options(p: argparse.ArgumentParser) -> None:
 STDIN_TEXT = {"train": "the corpus", "eval": "the text to score", "score": "the text to score"}
 
 
+def _at_least_two(text: str) -> int:
+    """An int >= 2 for --test-every (argparse reports anything else as a usage error).
+
+    >>> _at_least_two("10")
+    10
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 2:
+        raise argparse.ArgumentTypeError(f"must be at least 2 (one sentence in N), got {value}")
+    return value
+
+
 def _read_corpus(path: str | None, args: argparse.Namespace, progress: ProgressCallback | None):
     """The corpus in `path` (a file, or standard input for None or '-')."""
     from fastppl.corpus import Corpus
@@ -390,8 +405,10 @@ def _eval(args: argparse.Namespace) -> int:
         # SRILM ngram -ppl: words exclude </s>; logprob includes it; OOVs are left out
         log10 = excl.log_prob_in(10)
         words = incl.num_tokens - len(corpus)
-        figures["srilm_ppl"] = 10 ** (-log10 / (words - incl.num_oov + len(corpus)))
-        figures["srilm_ppl1"] = 10 ** (-log10 / (words - incl.num_oov))
+        # (no in-vocabulary word: ppl1 has nothing to average over, as SRILM says "undefined")
+        counted = words - incl.num_oov
+        figures["srilm_ppl"] = 10 ** (-log10 / (counted + len(corpus)))
+        figures["srilm_ppl1"] = 10 ** (-log10 / counted) if counted else None
     if args.json:
         print(json.dumps(figures))
         return 0
@@ -401,7 +418,8 @@ def _eval(args: argparse.Namespace) -> int:
     print(f"Tokens:\t{figures['tokens']}")
     if args.srilm:
         print(f"SRILM ppl:\t{figures['srilm_ppl']!r}")
-        print(f"SRILM ppl1:\t{figures['srilm_ppl1']!r}")
+        ppl1 = figures["srilm_ppl1"]
+        print(f"SRILM ppl1:\t{'undefined' if ppl1 is None else repr(ppl1)}")
     return 0
 
 
@@ -646,7 +664,12 @@ def build_parser() -> argparse.ArgumentParser:
         default="nltk",
         help="how the raw novels are tokenized (default: nltk, as the Python API)",
     )
-    demo.add_argument("--test-every", type=int, default=10, help="every Nth sentence is held out")
+    demo.add_argument(
+        "--test-every",
+        type=_at_least_two,
+        default=10,
+        help="every Nth sentence is held out (N >= 2)",
+    )
     demo.set_defaults(run=_demo)
     return parser
 

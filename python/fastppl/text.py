@@ -146,6 +146,13 @@ def iter_text(
                 offset,
                 line,
             ) from None
+        except UnicodeError as exc:  # a codec's own check, e.g. UTF-16 without a BOM
+            raise CorpusDecodeError(
+                f"{fspath(path)!r} cannot be read as {encoding}: {exc} (near byte offset {fed}); "
+                "is the encoding right?",
+                fspath(path),
+                fed,
+            ) from None
         fed += len(data)
         newlines += data.count(b"\n")
         end = text.rfind("\n") + 1 if data else len(text)

@@ -139,6 +139,12 @@ def train_arpa(
     )
     del args["bos_eos"]
     size = parse_memory(memory)
+    physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    if size > physical:
+        raise InvalidArgumentError(
+            f"memory {memory!r} is more than this machine's physical memory "
+            f"({physical / 2**30:.1f} GiB): give at most that, e.g. '80%'"
+        )
     if size < _core.MIN_MEMORY:
         raise InvalidArgumentError(
             f"memory must be at least {_core.MIN_MEMORY >> 20} MiB, got {size} bytes ({memory!r})"

@@ -294,7 +294,14 @@ impl<'d> Sorter<'d> {
     pub fn push(&mut self, record: &[u32]) -> Result<()> {
         debug_assert_eq!(record.len(), self.layout.width);
         if self.buffer.is_empty() {
-            self.buffer.reserve_exact(self.capacity * self.layout.width);
+            let words = self.capacity * self.layout.width;
+            self.buffer.try_reserve_exact(words).map_err(|_| {
+                Error::invalid(format!(
+                    "cannot allocate a sort buffer of {} MiB for the memory budget: give a \
+                     smaller budget (-S / memory=)",
+                    (words * 4) >> 20
+                ))
+            })?;
         }
         self.buffer.extend_from_slice(record);
         if self.buffer.len() == self.capacity * self.layout.width {

@@ -201,3 +201,57 @@ def test_readme_lists_every_exception():
     for name, cls in inspect.getmembers(fastppl.errors, inspect.isclass):
         if issubclass(cls, fastppl.errors.FastpplError) and cls is not fastppl.errors.FastpplError:
             assert f"`{name}`" in errors, name
+
+
+# ---- issue 10, item 6: every hostile case is one line, never a traceback -----------------
+@pytest.fixture
+def tiny_model(tmp_path: Path) -> Path:
+    corpus = Corpus.from_sentences([["a", "b", "c"], ["b", "c", "a"]])
+    path = tmp_path / "tiny.arpa"
+    NGramModel.fit(corpus, order=2, smoothing="kneser_ney").to_arpa(path)
+    return path
+
+
+def test_srilm_ppl1_of_an_all_oov_text_is_undefined(tiny_model, tmp_path, capsys):
+    text = tmp_path / "oov.txt"
+    text.write_text("zz yy\n")
+    assert main(["eval", "-q", "--srilm", str(tiny_model), str(text)]) == 0
+    out = capsys.readouterr().out
+    assert "SRILM ppl1:\tundefined" in out
+    assert main(["eval", "-q", "--srilm", "--json", str(tiny_model), str(text)]) == 0
+    figures = json.loads(capsys.readouterr().out)
+    assert figures["srilm_ppl1"] is None
+    assert figures["srilm_ppl"] > 0
+
+
+@pytest.mark.parametrize("value", ["0", "1", "-3", "ten"])
+def test_demo_test_every_must_be_at_least_two(value, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["demo", "--test-every", value])
+    assert exit_info.value.code == 2
+    assert "--test-every" in capsys.readouterr().err
+
+
+def test_wrong_encoding_is_one_line(tiny_model, text: Path, capsys):
+    assert main(["eval", "-q", "--encoding", "utf-16", str(tiny_model), str(text)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("fastppl: error: ") and "utf-16" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("memory", ["1T", "99999999999999T", "1000000G"])
+def test_memory_beyond_the_machine_is_refused(memory, text: Path, tmp_path: Path, capsys):
+    out = tmp_path / "m.arpa"
+    assert main(["train", "-q", "-o", "2", "-S", memory, str(text), str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "physical memory" in err and len(err.strip().splitlines()) == 1
+    assert not out.exists()
+
+
+def test_an_unallocatable_sort_buffer_is_an_error_not_an_abort(tmp_path: Path):
+    from fastppl import _core
+
+    corpus = Corpus.from_sentences([["a", "b"]] * 10)
+    with pytest.raises(fastppl.errors.InvalidArgumentError, match="cannot allocate"):
+        _core.train_arpa(corpus._inner, tmp_path / "m.arpa", 3, "kneser_ney", 1 << 50, tmp_path)
+    assert list(tmp_path.iterdir()) == []
