@@ -418,3 +418,24 @@ def test_unicode_spaces_are_part_of_words(tmp_path):
     model = NGramModel.from_arpa(path)
     assert nbsp_word in model and "." in model
     assert model.logprob(nbsp_word) / math.log(10) == pytest.approx(-0.9, abs=1e-6)
+
+
+@pytest.mark.parametrize("token", ["a b", "", "tab\there", "line\nbreak", "cr\r", "ff\x0c"])
+def test_tokens_arpa_cannot_carry_are_refused_and_kept_by_the_binary_format(tmp_path, token):
+    """ARPA separates words by ASCII whitespace: such a token is refused (naming it) by to_arpa
+    and train_arpa, with nothing written; fastppl's binary format keeps it exactly."""
+    from fastppl import train_arpa
+
+    corpus = Corpus.from_sentences([["x", token, "y"], ["y", "x"]] * 3)
+    model = NGramModel.fit(corpus, order=2, smoothing="kneser_ney")
+    out = tmp_path / "m.arpa"
+    with pytest.raises(InvalidArgumentError, match="cannot be written to an ARPA file") as e:
+        model.to_arpa(out)
+    assert f'"{token}"' in str(e.value) or not token.isprintable()
+    with pytest.raises(InvalidArgumentError, match="cannot be written to an ARPA file"):
+        train_arpa(corpus, out, order=2, smoothing="kneser_ney", memory="16M")
+    assert list(tmp_path.iterdir()) == []
+    model.save(tmp_path / "m.fppl")
+    loaded = NGramModel.load(tmp_path / "m.fppl")
+    assert token in loaded.vocab()
+    np.testing.assert_array_equal(loaded.logprobs(["x", token]), model.logprobs(["x", token]))

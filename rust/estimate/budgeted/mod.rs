@@ -35,7 +35,7 @@ use crate::estimate::{
     check_pruning, context_weight, interpolation_terms, order_discounts, ContextStats, Pruning,
     Smoothing,
 };
-use crate::formats::arpa::ArpaFile;
+use crate::formats::arpa::{check_arpa_tokens, ArpaFile};
 use crate::util::job::Job;
 use crate::util::spill::{
     KeyOrder, Layout, RecordReader, RecordStream, RecordWriter, Sorter, WorkDir, PAD,
@@ -121,6 +121,7 @@ pub fn train_arpa(
         pruning,
         "estimation within a memory budget",
     )?;
+    check_arpa_tokens(corpus.vocab().words())?;
     if budget.memory < MIN_MEMORY {
         return Err(Error::invalid(format!(
             "the memory budget must be at least {} MiB, got {} bytes",
@@ -211,6 +212,7 @@ pub(crate) fn write_adjusted(
     (memory, dir, job): (usize, &WorkDir, &Job),
     path: &Path,
 ) -> Result<Vec<u64>> {
+    check_arpa_tokens(vocab.words())?;
     let counts = adjusted.ngram_counts.clone();
     let mut out = ArpaFile::create(path, &counts)?;
     // each n-gram above the unigrams goes through three passes: context, join, write

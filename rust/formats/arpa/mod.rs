@@ -66,7 +66,9 @@ use crate::ngram::probing::{Entry, ProbingTable};
 use crate::util::compressed::open_read;
 use crate::util::job::Job;
 
-pub use write::{check_writable, write_arpa, write_arpa_to, ArpaFile, ArpaWriter};
+pub use write::{
+    check_arpa_tokens, check_writable, write_arpa, write_arpa_to, ArpaFile, ArpaWriter,
+};
 
 /// log10 probability KenLM gives `<unk>` when the file has none.
 pub const UNKNOWN_MISSING_LOG10: f64 = -100.0;

@@ -217,6 +217,23 @@ pub fn check_writable(model: &Model) -> Result<()> {
              bos_eos=False, so an ARPA file of it would be scored differently",
         ));
     }
+    check_arpa_tokens(model.vocab.words())
+}
+
+/// Refuses a vocabulary that ARPA cannot carry: ARPA separates words by ASCII whitespace, so a
+/// word holding any (or an empty word) would be read back as other words.
+pub fn check_arpa_tokens<'a>(words: impl IntoIterator<Item = &'a str>) -> Result<()> {
+    if let Some(word) = words
+        .into_iter()
+        .find(|w| w.is_empty() || w.bytes().any(|b| b.is_ascii_whitespace()))
+    {
+        return Err(Error::invalid(format!(
+            "the token {word:?} cannot be written to an ARPA file, which separates words by \
+             ASCII whitespace (an empty token or one holding a space, tab or line break would \
+             be read back as other words); save the model in fastppl's binary format instead \
+             (save / a .fppl file), which keeps every token"
+        )));
+    }
     Ok(())
 }
 
