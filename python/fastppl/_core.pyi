@@ -176,6 +176,7 @@ class NGramModel:
     def load(
         path: str | os.PathLike[str],
         verify: bool = True,
+        mmap: bool = True,
         progress: _ProgressCallback | None = None,
     ) -> NGramModel: ...
     @property

@@ -302,22 +302,35 @@ class NGramModel:
 
     @classmethod
     def load(
-        cls, path: str | os.PathLike[str], verify: bool = True, *, progress: Progress = False
+        cls,
+        path: str | os.PathLike[str],
+        verify: bool = True,
+        *,
+        mmap: bool = True,
+        progress: Progress = False,
     ) -> NGramModel:
-        """Loads a model written by :meth:`save` by memory-mapping it (GIL released).
+        """Loads a model written by :meth:`save`, by memory-mapping it (GIL released).
 
         The n-gram tables are used in place from the mapped file (the operating system pages
-        them in on demand), so loading costs little more than rebuilding the vocabulary's hash
-        map. The file must not be modified in place while the model is alive (:meth:`save`
-        never does: it replaces the file).
+        them in on demand, and processes loading one file share its pages), so loading costs
+        little more than rebuilding the vocabulary's hash map.
+
+        **The mmap contract** (as KenLM's for its binary files): while a model is loaded, its
+        file must not be truncated or rewritten *in place* by another program; that can crash
+        the process (SIGBUS) or change its numbers. Replacing the file by renaming a new one
+        over it is safe: fastppl itself always writes that way (:meth:`save`, :meth:`to_arpa`,
+        the command line), so a loaded model keeps working while another is saved over it.
+        When other tools may rewrite the file in place, pass ``mmap=False``: the file is read
+        into memory (same checks) and nothing done to it later matters.
 
         Args:
             path: a file written by :meth:`save`.
             verify: check the file's checksum and the consistency of every n-gram entry, which
                 reads the whole file. With False only the header and the structure are checked
                 (the vocabulary always is): use it for files you trust. A corrupted body then
-                gives wrong numbers or errors (never memory unsafety); a slot table corrupted
-                into having no empty slot could even make a lookup loop forever.
+                gives wrong numbers or a :class:`FastpplError`, never memory unsafety, a panic or
+                an endless lookup.
+            mmap: map the file (default), or read it into memory (see above).
             progress: ``True`` for a progress bar on stderr, or a callable ``(stage, done,
                 total)``; see :mod:`fastppl.progress`. Ctrl-C interrupts the call either way.
 
@@ -332,13 +345,20 @@ class NGramModel:
             OSError: the file cannot be read.
         """
         verify = check_bool("verify", verify)
+        mmap = check_bool("mmap", mmap)
         with reporter(progress) as report:
-            return cls(_core.NGramModel.load(os.fspath(path), verify=verify, progress=report))
+            inner = _core.NGramModel.load(
+                os.fspath(path), verify=verify, mmap=mmap, progress=report
+            )
+        return cls(inner)
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike[str], *, progress: Progress = False) -> NGramModel:
+    def from_file(
+        cls, path: str | os.PathLike[str], *, mmap: bool = True, progress: Progress = False
+    ) -> NGramModel:
         """Loads a model file of either kind: fastppl's binary format (:meth:`load`, recognized
-        by its magic bytes) or an ARPA file, plain or compressed (:meth:`from_arpa`).
+        by its magic bytes) or an ARPA file, plain or compressed (:meth:`from_arpa`). ``mmap``
+        as in :meth:`load` (ARPA files are always read into memory).
 
         >>> import os, tempfile
         >>> c = Corpus.from_sentences([["a", "b"], ["b"]])
@@ -359,7 +379,7 @@ class NGramModel:
         except FileNotFoundError:
             raise ModelFileNotFoundError(f"model file not found: {os.fspath(path)!r}") from None
         if head == _core.BINARY_MAGIC:
-            return cls.load(path, progress=progress)
+            return cls.load(path, mmap=mmap, progress=progress)
         return cls.from_arpa(path, progress=progress)
 
     # ---- properties ---------------------------------------------------------------------

@@ -156,11 +156,12 @@ impl ProbingTable {
         i as u32
     }
 
-    /// The slot of `key`, if present.
+    /// The slot of `key`, if present. At most one probe per slot: a table with no empty slot
+    /// (only a corrupt, unverified file can hold one) ends the search instead of looping.
     #[inline]
     pub fn find(&self, key: u64) -> Option<u32> {
         let mut i = self.home(key);
-        loop {
+        for _ in 0..self.slots.len() {
             let k = self.slots[i].key;
             if k == key {
                 return Some(i as u32);
@@ -173,6 +174,7 @@ impl ProbingTable {
                 i = 0;
             }
         }
+        None
     }
 
     /// Asks the CPU to start loading the home slot of `key` (a hint: scoring interleaves several

@@ -190,15 +190,16 @@ impl PyModel {
     /// Memory-maps a binary model file; `verify` checks its checksum and every slot. Releases
     /// the GIL.
     #[staticmethod]
-    #[pyo3(signature = (path, verify=true, progress=None))]
+    #[pyo3(signature = (path, verify=true, mmap=true, progress=None))]
     fn load(
         py: Python<'_>,
         path: std::path::PathBuf,
         verify: bool,
+        mmap: bool,
         progress: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let model = job::run(py, progress.as_ref(), |job| {
-            crate::formats::binary::load(&path, verify, job)
+            crate::formats::binary::load(&path, verify, mmap, job)
         })?;
         Ok(PyModel {
             model: Arc::new(model),

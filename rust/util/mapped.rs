@@ -1,10 +1,11 @@
-//! Read-only typed views into a memory-mapped file ([`MappedSlice`]): how a loaded binary model
-//! uses its probing tables in place ([`crate::formats::binary`]).
+//! Read-only typed views into a file's bytes ([`MappedSlice`] over [`FileBytes`]): how a loaded
+//! binary model uses its probing tables in place ([`crate::formats::binary`]), whether the file
+//! is memory-mapped or was read into memory.
 //!
 //! ## Safety
 //! One `unsafe` block: [`MappedSlice::as_slice`] re-creates a slice that
 //! `bytemuck::try_cast_slice` produced (alignment and length checked) from memory that the
-//! `Arc<Mmap>` it holds keeps mapped and unchanged.
+//! `Arc<FileBytes>` it holds keeps alive and unchanged.
 
 use std::ptr::NonNull;
 use std::sync::Arc;
@@ -12,14 +13,42 @@ use std::sync::Arc;
 use bytemuck::Pod;
 use memmap2::Mmap;
 
-/// A read-only `&[T]` view into a shared memory map, made only from a checked cast.
+/// The bytes of a file: memory-mapped, or read into memory (8-byte aligned, so that they can be
+/// viewed as the same types as a mapping, which is page-aligned).
+pub enum FileBytes {
+    Mapped(Mmap),
+    /// The file's bytes, in words so that they are aligned, and the byte length.
+    Read(Vec<u64>, usize),
+}
+
+impl FileBytes {
+    /// Reads `len` bytes of `reader` into aligned memory.
+    pub fn read(mut reader: impl std::io::Read, len: usize) -> std::io::Result<FileBytes> {
+        let mut words = vec![0u64; len.div_ceil(8)];
+        reader.read_exact(&mut bytemuck::cast_slice_mut::<u64, u8>(&mut words)[..len])?;
+        Ok(FileBytes::Read(words, len))
+    }
+}
+
+impl std::ops::Deref for FileBytes {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            FileBytes::Mapped(map) => map,
+            FileBytes::Read(words, len) => &bytemuck::cast_slice(words)[..*len],
+        }
+    }
+}
+
+/// A read-only `&[T]` view into shared file bytes, made only from a checked cast.
 pub struct MappedSlice<T> {
-    map: Arc<Mmap>,
+    map: Arc<FileBytes>,
     ptr: NonNull<T>,
     len: usize,
 }
 
-// SAFETY: a MappedSlice is an `Arc<Mmap>` (Send + Sync) plus a shared borrow of immutable memory
+// SAFETY: a MappedSlice is an `Arc<FileBytes>` (Send + Sync) plus a shared borrow of immutable memory
 // inside it, i.e. what `&[T]` is: Send and Sync when `T` is Sync.
 unsafe impl<T: Sync> Send for MappedSlice<T> {}
 // SAFETY: as above.
@@ -28,7 +57,7 @@ unsafe impl<T: Sync> Sync for MappedSlice<T> {}
 impl<T: Pod> MappedSlice<T> {
     /// A view of `map[offset..offset + bytes]` as `[T]`, or `None` when the range is out of the
     /// map, or misaligned or not a whole number of `T` for a `T` view.
-    pub fn new(map: Arc<Mmap>, offset: usize, bytes: usize) -> Option<Self> {
+    pub fn new(map: Arc<FileBytes>, offset: usize, bytes: usize) -> Option<Self> {
         let end = offset.checked_add(bytes)?;
         let raw = map.get(offset..end)?;
         let typed: &[T] = bytemuck::try_cast_slice(raw).ok()?;
@@ -44,9 +73,9 @@ impl<T> MappedSlice<T> {
     pub fn as_slice(&self) -> &[T] {
         // SAFETY: `ptr` and `len` come from a `&[T]` that `bytemuck::try_cast_slice` made from
         // bytes of `self.map` (so aligned, in bounds, and valid for `T: Pod`, any bit pattern
-        // being a valid `T`). The mapping is read-only and owned by the `Arc` held here, so it
-        // stays mapped and is never written through for as long as `self` (and the returned
-        // borrow) lives.
+        // being a valid `T`). The bytes (a read-only mapping, or a buffer nothing mutates after
+        // reading) are owned by the `Arc` held here, so they stay in place and are never written
+        // through for as long as `self` (and the returned borrow) lives.
         unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
     }
 }

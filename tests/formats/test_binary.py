@@ -223,25 +223,45 @@ def _slot_region(data: bytes) -> tuple[int, int]:
     return offset, offset + length
 
 
-@pytest.mark.parametrize("which", ["header", "slots"])
-def test_unverified_corruption_loads_or_raises_in_a_subprocess(
-    which: str, small_file: bytes, tmp_path: Path
-) -> None:
-    """verify=False trusts the body: a flipped byte loads (wrong numbers) or raises, no crash."""
+def _mutants(small_file: bytes, which: str) -> list[bytes]:
+    """Corrupt copies of a saved model: a flipped byte every 7 in the header or the first slot
+    table, or ("full") that table overwritten with occupied slots only, so that a lookup finds
+    no empty slot to stop at."""
+    if which == "full":
+        start, end = _slot_region(small_file)
+        data = bytearray(small_file)
+        data[start:end] = b"\x01" * (end - start)
+        return [bytes(data)]
     start, end = (0, HEADER + 200) if which == "header" else _slot_region(small_file)
-    paths = []
+    mutants = []
     for k, i in enumerate(range(start, min(end, len(small_file)), 7)):
         data = bytearray(small_file)
         data[i] ^= 0x10 << (k % 4)
+        mutants.append(bytes(data))
+    return mutants
+
+
+@pytest.mark.parametrize("which", ["header", "slots", "full"])
+def test_unverified_corruption_loads_or_raises_in_a_subprocess(
+    which: str, small_file: bytes, tmp_path: Path
+) -> None:
+    """verify=False trusts the body: a corrupt file loads (wrong numbers) or raises a
+    FastpplError, in every later call too (scoring, to_arpa, save, count): no panic, no crash,
+    no endless lookup."""
+    paths = []
+    for k, data in enumerate(_mutants(small_file, which)):
         p = tmp_path / f"flip{k}.fppl"
-        p.write_bytes(bytes(data))
+        p.write_bytes(data)
         paths.append(str(p))
     script = textwrap.dedent(
         """
-        import sys
-        from fastppl import NGramModel, FastpplError
+        import sys, warnings
+        from fastppl import Corpus, NGramModel, FastpplError
+        warnings.simplefilter("ignore")
+        out = sys.argv[1]
+        text = Corpus.from_sentences([["a", "b", "c"], ["zzz", "d", "a", "b"]])
         loaded = failed = 0
-        for p in sys.argv[1:]:
+        for p in sys.argv[2:]:
             try:
                 m = NGramModel.load(p, verify=False)
             except FastpplError:
@@ -250,16 +270,26 @@ def test_unverified_corruption_loads_or_raises_in_a_subprocess(
             loaded += 1
             m.logprobs(["a", "b", "c", "zzz", "d"])
             m.logprob("c", ["a", "b"])
+            m.count(["a", "b"])
+            m.evaluate(text)
+            m.save(out + ".fppl")
+            try:
+                m.to_arpa(out + ".arpa")
+            except FastpplError:
+                pass
         print(loaded, failed)
         """
     )
     out = subprocess.run(
-        [sys.executable, "-c", script, *paths], capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", script, str(tmp_path / "out"), *paths],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert out.returncode == 0, out.stderr
     loaded, failed = map(int, out.stdout.split())
     assert loaded + failed == len(paths)
-    if which == "slots":
+    if which != "header":
         assert loaded > 0  # the body is not checked without verify
 
 
@@ -302,3 +332,25 @@ def test_fuzz_mutations_are_caught(
 def _write(path: Path, data: bytes | bytearray) -> Path:
     path.write_bytes(bytes(data))
     return path
+
+
+def test_mmap_false_survives_the_file_being_rewritten_in_place(tmp_path: Path) -> None:
+    """load(mmap=False) reads the file into memory: truncating or overwriting it in place
+    afterwards (what another tool might do) changes nothing, where a mapping would fault."""
+    corpus = Corpus.from_sentences([["a", "b", "c"], ["b", "c", "d", "a"]] * 5)
+    model = NGramModel.fit(corpus, order=3, smoothing="kneser_ney")
+    path = tmp_path / "m.fppl"
+    model.save(path)
+    expected = model.logprobs(["a", "b", "c", "d"])
+    for verify in (True, False):
+        loaded = NGramModel.load(path, verify=verify, mmap=False)
+        size = path.stat().st_size
+        with open(path, "r+b") as f:  # in place: same inode
+            f.truncate(0)
+            f.write(b"\xff" * size)
+        np.testing.assert_array_equal(loaded.logprobs(["a", "b", "c", "d"]), expected)
+        assert loaded.evaluate(corpus).perplexity == model.evaluate(corpus).perplexity
+        model.save(path)
+    assert NGramModel.from_file(path, mmap=False).order == 3
+    with pytest.raises(FastpplError):
+        NGramModel.load(path, mmap="no")

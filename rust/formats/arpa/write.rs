@@ -10,7 +10,7 @@ use rayon::prelude::*;
 use crate::corpus::vocab::BOS;
 use crate::error::{Error, Result};
 use crate::model::{Fallback, Model};
-use crate::ngram::keys::{key_prefix, key_word};
+use crate::ngram::keys::{key_prefix, key_word, EMPTY};
 use crate::util::compressed::Output;
 use crate::util::float_format::push_log10;
 use crate::util::job::Job;
@@ -282,11 +282,27 @@ fn write_sections<W: Write>(
     for m in 2..=model.order {
         let table = &model.higher[m - 2];
         w.section(m).map_err(io)?;
+        // (checked: an unverified binary model may be corrupt, and must not panic here)
         let mut sorted: Vec<(u32, u32, u32)> = table
             .table
             .iter()
-            .map(|(g, key, _)| (rank[key_prefix(key) as usize], key_word(key), g))
-            .collect();
+            .map(|(g, key, _)| {
+                let (prefix, word) = (key_prefix(key), key_word(key));
+                // the prefix must be an entry of the order below (checked in its own turn)
+                let known = (prefix as usize) < rank.len()
+                    && (m == 2 || model.higher[m - 3].table.key(prefix) != EMPTY)
+                    && (word as usize) < model.vocab.len();
+                if known {
+                    Ok((rank[prefix as usize], word, g))
+                } else {
+                    Err(Error::invalid(format!(
+                        "the model is corrupt: its order-{m} entry {g} holds prefix {prefix} and \
+                         word {word}, which do not exist (load it with verify=True to find out \
+                         more)"
+                    )))
+                }
+            })
+            .collect::<Result<_>>()?;
         sorted.sort_unstable();
         let mut next_rank = vec![0u32; table.table.capacity()];
         for (r, &(_, _, g)) in sorted.iter().enumerate() {

@@ -69,7 +69,6 @@ use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 use std::sync::Arc;
 
-use memmap2::Mmap;
 use xxhash_rust::xxh3::Xxh3;
 
 use crate::corpus::vocab::{Vocab, RESERVED};
@@ -79,7 +78,7 @@ use crate::ngram::keys::{key_prefix, key_word, EMPTY, MAX_ORDER};
 use crate::ngram::probing::{ProbingTable, Slot};
 use crate::util::atomic::AtomicFile;
 use crate::util::job::Job;
-use crate::util::mapped::MappedSlice;
+use crate::util::mapped::{FileBytes, MappedSlice};
 
 /// The first 8 bytes of every fastppl binary model file.
 pub const MAGIC: [u8; 8] = *b"\x89FPPL\r\n\x1a";
@@ -381,8 +380,9 @@ fn to_usize(x: u64, what: &str, path: &str) -> Result<usize> {
 }
 
 /// Loads a model written by [`save`]; `verify` checks the checksum and every slot (see the
-/// module documentation). `job` can cancel it between its steps (mapping, checking).
-pub fn load(path: &Path, verify: bool, job: &Job) -> Result<Model> {
+/// module documentation); `mmap` maps the file, else it is read into memory (for files that other
+/// programs may rewrite in place). `job` can cancel it between its steps (reading, checking).
+pub fn load(path: &Path, verify: bool, mmap: bool, job: &Job) -> Result<Model> {
     let name = path.display().to_string();
     let p = name.as_str();
     if cfg!(target_endian = "big") {
@@ -417,17 +417,24 @@ pub fn load(path: &Path, verify: bool, job: &Job) -> Result<Model> {
     let mut head = [0u8; FIXED_HEADER];
     file.read_exact(&mut head).map_err(Error::io(path))?;
     check_fixed_header(&head, size, p)?;
-    // (verifying reads every page: then have the kernel map them all at once)
-    let mut options = memmap2::MmapOptions::new();
-    if verify {
-        options.populate();
-    }
-    // SAFETY: mapping a file is unsafe only because another process could change the file while
-    // it is mapped; fastppl itself never writes a file in place (see `save`), and the bytes read
-    // through the mapping are validated here before use, any bit pattern being a valid value of
-    // the types they are viewed as.
-    let map = unsafe { options.map(&file) }.map_err(Error::io(path))?;
-    let map = Arc::new(map);
+    let bytes = if mmap {
+        // (verifying reads every page: then have the kernel map them all at once)
+        let mut options = memmap2::MmapOptions::new();
+        if verify {
+            options.populate();
+        }
+        // SAFETY: mapping a file is unsafe only because another process could change the file
+        // while it is mapped; fastppl itself never writes a file in place (see `save`), the
+        // bytes read through the mapping are validated here before use, any bit pattern being a
+        // valid value of the types they are viewed as, and the contract left to users (do not
+        // truncate or rewrite a loaded file in place; `mmap=False` otherwise) is documented.
+        FileBytes::Mapped(unsafe { options.map(&file) }.map_err(Error::io(path))?)
+    } else {
+        file.seek(SeekFrom::Start(0)).map_err(Error::io(path))?;
+        let len = usize::try_from(size).map_err(|_| format_err(p, "too large for this host"))?;
+        FileBytes::read(file, len).map_err(Error::io(path))?
+    };
+    let map = Arc::new(bytes);
     job.check()?;
     parse(&map, p, verify)
 }
@@ -481,7 +488,7 @@ fn check_fixed_header(head: &[u8], size: u64, p: &str) -> Result<()> {
     Ok(())
 }
 
-fn parse(map: &Arc<Mmap>, p: &str, verify: bool) -> Result<Model> {
+fn parse(map: &Arc<FileBytes>, p: &str, verify: bool) -> Result<Model> {
     let bytes: &[u8] = map;
     check_fixed_header(bytes, bytes.len() as u64, p)?;
     let mut c = Cursor {
@@ -509,7 +516,7 @@ fn parse(map: &Arc<Mmap>, p: &str, verify: bool) -> Result<Model> {
 }
 
 /// Parses what follows the checksum field.
-fn parse_rest<'a>(map: &'a Arc<Mmap>, mut c: Cursor<'a>, verify: bool) -> Result<Model> {
+fn parse_rest<'a>(map: &'a Arc<FileBytes>, mut c: Cursor<'a>, verify: bool) -> Result<Model> {
     let bytes: &[u8] = map;
     let p = c.path;
     let header_len = to_usize(c.u64()?, "header length", p)?;
@@ -828,7 +835,7 @@ fn parse_vocab(bytes: &[u8], rows: &[Row], vocab_len: usize, p: &str) -> Result<
 
 /// The tables of orders 2..=N: views into the map, each checked slot by slot with `verify`.
 fn parse_higher(
-    map: &Arc<Mmap>,
+    map: &Arc<FileBytes>,
     rows: &[Row],
     h: &Header,
     verify: bool,
@@ -1008,12 +1015,12 @@ mod tests {
             let path = d.join(format!("m{i}.fppl"));
             save(&m, &path, &Job::none()).unwrap();
             for verify in [true, false] {
-                assert_same(&m, &load(&path, verify, &Job::none()).unwrap());
+                assert_same(&m, &load(&path, verify, true, &Job::none()).unwrap());
             }
             // a loaded model saves to the same bytes
             let again = d.join(format!("m{i}.again.fppl"));
             save(
-                &load(&path, true, &Job::none()).unwrap(),
+                &load(&path, true, true, &Job::none()).unwrap(),
                 &again,
                 &Job::none(),
             )
@@ -1031,7 +1038,7 @@ mod tests {
         let m = fitted(2, Smoothing::Mle, true);
         let path = d.join("cow.fppl");
         save(&m, &path, &Job::none()).unwrap();
-        let mut loaded = load(&path, true, &Job::none()).unwrap();
+        let mut loaded = load(&path, true, true, &Job::none()).unwrap();
         let t = &mut loaded.higher[0].table;
         assert!(t.is_mapped());
         let key = crate::ngram::keys::pack(5, 5);
@@ -1045,7 +1052,7 @@ mod tests {
     fn expect_error(bytes: &[u8], name: &str, verify: bool) -> String {
         let path = dir().join(name);
         std::fs::write(&path, bytes).unwrap();
-        match load(&path, verify, &Job::none()) {
+        match load(&path, verify, true, &Job::none()) {
             Err(Error::BinaryFormat { message, .. }) => message,
             Err(other) => panic!("unexpected error {other}"),
             Ok(_) => panic!("loaded a bad file"),
@@ -1099,7 +1106,7 @@ mod tests {
         let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let path = dir().join(format!("bytes-{n}"));
         std::fs::write(&path, bytes).unwrap();
-        let out = load(&path, verify, &Job::none());
+        let out = load(&path, verify, true, &Job::none());
         let _ = std::fs::remove_file(&path);
         out
     }
@@ -1111,7 +1118,7 @@ mod tests {
         let path = d.join("slots.fppl");
         save(&m, &path, &Job::none()).unwrap();
         let good = std::fs::read(&path).unwrap();
-        let loaded = load(&path, true, &Job::none()).unwrap();
+        let loaded = load(&path, true, true, &Job::none()).unwrap();
         // point the key of the first occupied order-3 slot to a prefix beyond order 2's table
         let (_, key, _) = loaded.higher[1].table.iter().next().unwrap();
         let off = good
@@ -1136,10 +1143,10 @@ mod tests {
     fn a_directory_and_a_missing_file_are_errors() {
         let d = dir();
         assert!(matches!(
-            load(&d, true, &Job::none()),
+            load(&d, true, true, &Job::none()),
             Err(Error::BinaryFormat { .. })
         ));
-        match load(&d.join("missing"), true, &Job::none()) {
+        match load(&d.join("missing"), true, true, &Job::none()) {
             Err(Error::Io { source, .. }) => {
                 assert_eq!(source.kind(), std::io::ErrorKind::NotFound)
             }
