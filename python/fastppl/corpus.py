@@ -33,6 +33,26 @@ def _checked_tokenizer(tokenizer: str) -> str:
     return tokenizer
 
 
+def _plain_size(path: str) -> int:
+    """The size of an uncompressed regular file, else 0 (unknown in advance)."""
+    if path.lower().endswith((".gz", ".xz", ".bz2")) or not os.path.isfile(path):
+        return 0
+    return os.path.getsize(path)
+
+
+def _counted(
+    pieces: Iterable[str], before: int, total: int, report: ProgressCallback | None
+) -> Iterator[str]:
+    """``pieces``, reporting the stage ``"reading"`` after each: ``before`` plus the characters
+    read so far, of ``total``."""
+    done = before
+    for text in pieces:
+        yield text
+        done += len(text)
+        if report is not None:
+            report("reading", min(done, total) if total else done, total)
+
+
 @dataclass(frozen=True)
 class _TextOptions:
     """How raw text becomes a corpus: the options every text constructor of `Corpus` shares,
@@ -258,16 +278,31 @@ class Corpus:
             "lowercase": options.lowercase,
             "translate_newlines": tokenizer != "kenlm",
         }
-        documents = (
-            iter_text(path, **reading) if by_lines else [read_text(path, **reading)]
-            for path in paths
-        )
-        # (the files are read already cleaned: no second pass of the line filters)
-        return cls._from_pieces(documents, options.read_clean(), progress)
+        paths = [os.fspath(path) for path in paths]
+        with reporter(progress) as report:
+
+            def documents() -> Iterator[Iterator[str]]:
+                # progress of the reading itself: characters of text read (about its bytes) of
+                # the files' sizes (unknown, 0, when one is compressed or not a regular file)
+                sizes = [_plain_size(path) for path in paths]
+                total = sum(sizes) if all(sizes) else 0
+                done = 0
+                for path, size in zip(paths, sizes, strict=True):
+                    pieces = (
+                        iter_text(path, **reading) if by_lines else [read_text(path, **reading)]
+                    )
+                    yield _counted(pieces, done, total, report)
+                    done += size
+
+            # (the files are read already cleaned: no second pass of the line filters)
+            return cls._from_pieces(documents(), options.read_clean(), report)
 
     @classmethod
     def _from_pieces(
-        cls, documents: Iterable[Iterable[str]], options: _TextOptions, progress: Progress
+        cls,
+        documents: Iterable[Iterable[str]],
+        options: _TextOptions,
+        progress: Progress | ProgressCallback | None,
     ) -> Corpus:
         """One document per item of ``documents``, each given as pieces of text."""
         corpus = cls(_core.Corpus())

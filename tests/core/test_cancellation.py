@@ -232,3 +232,16 @@ def test_cli_is_silent_when_stderr_is_not_a_terminal(tmp_path, corpus_file):
     )
     assert run.returncode == 0, run.stderr
     assert run.stderr == ""
+
+
+def test_reading_a_file_reports_progress(corpus_file):
+    calls: list[tuple[str, int, int]] = []
+    fastppl.Corpus.from_file(
+        corpus_file, tokenizer="whitespace", sentences="lines", progress=lambda *a: calls.append(a)
+    )
+    size = corpus_file.stat().st_size
+    assert {stage for stage, _, _ in calls} == {"reading"}
+    assert all(total == size for _, _, total in calls)
+    assert calls[-1][1] == size  # ASCII text: a character a byte
+    done = [d for _, d, _ in calls]
+    assert done == sorted(done)
