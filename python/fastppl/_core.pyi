@@ -53,6 +53,14 @@ class Corpus:
         words: str = "nltk",
         progress: _ProgressCallback | None = None,
     ) -> None: ...
+    def add_nltk_bytes(
+        self,
+        data: bytes,
+        punkt: PunktModel | None,
+        sentences: str,
+        words: str = "nltk",
+        progress: _ProgressCallback | None = None,
+    ) -> bool: ...
     def limit_vocab(
         self, min_count: int = 1, vocab: list[str] | None = None, vocab_text: str | None = None
     ) -> Corpus: ...

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import dataclasses
 import os
 from collections.abc import Iterable, Iterator, Sequence
@@ -20,6 +21,7 @@ from fastppl.text import (
     Tokenizer,
     clean_text,
     iter_text,
+    read_bytes,
     read_text,
     resolve_sentences,
     tokenize_text,
@@ -31,6 +33,22 @@ def _checked_tokenizer(tokenizer: str) -> str:
     if tokenizer not in TOKENIZERS:
         raise InvalidArgumentError(f"tokenizer must be one of {TOKENIZERS}, got {tokenizer!r}")
     return tokenizer
+
+
+def _plain_utf8(reading: dict) -> bool:
+    """Whether files read with these options are their bytes decoded as UTF-8 and nothing more
+    (then the core can take the bytes themselves)."""
+    try:
+        utf8 = codecs.lookup(reading["encoding"]).name == "utf-8"
+    except (LookupError, TypeError):  # (the usual way says so, naming the argument)
+        return False
+    return (
+        utf8
+        and reading["errors"] == "strict"
+        and not reading["skip_line_prefixes"]
+        and not reading["lowercase"]
+        and reading["translate_newlines"]
+    )
 
 
 def _plain_size(path: str) -> int:
@@ -89,6 +107,13 @@ class _TextOptions:
             skip_line_prefixes,
             language,
             engine,
+        )
+
+    def native_nltk(self) -> bool:
+        """Whether text goes to the native NLTK tokenizer (``add_nltk_text``)."""
+        return self.engine == "native" and (
+            self.tokenizer == "nltk"
+            or (self.tokenizer == "whitespace" and self.sentences == "punkt")
         )
 
     def read_clean(self) -> _TextOptions:
@@ -279,6 +304,8 @@ class Corpus:
             "translate_newlines": tokenizer != "kenlm",
         }
         paths = [os.fspath(path) for path in paths]
+        if options.native_nltk() and not by_lines and _plain_utf8(reading):
+            return cls._from_utf8_files(paths, options, progress)
         with reporter(progress) as report:
 
             def documents() -> Iterator[Iterator[str]]:
@@ -296,6 +323,27 @@ class Corpus:
 
             # (the files are read already cleaned: no second pass of the line filters)
             return cls._from_pieces(documents(), options.read_clean(), report)
+
+    @classmethod
+    def _from_utf8_files(
+        cls, paths: list[str], options: _TextOptions, progress: Progress
+    ) -> Corpus:
+        """One document per file, each handed to the native NLTK tokenizer as its UTF-8 bytes:
+        no Python string of a whole file is made (it would take up to four bytes a character).
+        A file that is not valid UTF-8 goes the usual way, which raises the error naming its
+        line and byte offset."""
+        corpus = cls(_core.Corpus())
+        punkt = punkt_model(options.language)
+        with reporter(progress) as report:
+            for path in paths:
+                data = read_bytes(path)
+                if not corpus._inner.add_nltk_bytes(
+                    data, punkt, options.sentences, options.tokenizer, progress=report
+                ):
+                    del data
+                    corpus._add_text(read_text(path), options, report)
+                corpus._inner.end_document()
+        return corpus
 
     @classmethod
     def _from_pieces(

@@ -109,6 +109,14 @@ def _read_chunks(path: str | PathLike[str], size: int) -> Iterator[bytes]:
         ) from exc
 
 
+def read_bytes(path: str | PathLike[str]) -> bytes:
+    """The bytes of a text file, decompressed by extension as :func:`read_text` does (a plain
+    file in one read, so that its bytes are in memory once)."""
+    if Path(path).suffix.lower() in _OPENERS:
+        return b"".join(_read_chunks(path, CHUNK_BYTES))
+    return next(_read_chunks(path, -1), b"")
+
+
 def iter_text(
     path: str | PathLike[str],
     encoding: str = "utf-8",

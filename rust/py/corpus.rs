@@ -87,6 +87,32 @@ impl PyCorpus {
         super::nltk::add_nltk_text(py, self, text, punkt, sentences, words, progress)
     }
 
+    /// [`add_nltk_text`](Self::add_nltk_text) of a file's UTF-8 bytes (its line ends `\r\n` and
+    /// `\r` read as `\n`, as Python's text mode does), with no Python `str` of the text ever
+    /// made (a third of the memory for large files); False, adding nothing, when `data` is not
+    /// valid UTF-8 (the caller then decodes it in Python, for its error message).
+    #[pyo3(signature = (data, punkt, sentences, words="nltk", progress=None))]
+    fn add_nltk_bytes(
+        &self,
+        py: Python<'_>,
+        data: &[u8],
+        punkt: Option<&Bound<'_, PyPunktModel>>,
+        sentences: &str,
+        words: &str,
+        progress: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<bool> {
+        let Ok(text) = std::str::from_utf8(data) else {
+            return Ok(false);
+        };
+        let text = if text.contains('\r') {
+            std::borrow::Cow::Owned(text.replace("\r\n", "\n").replace('\r', "\n"))
+        } else {
+            std::borrow::Cow::Borrowed(text)
+        };
+        super::nltk::add_nltk_text(py, self, &text, punkt, sentences, words, progress)?;
+        Ok(true)
+    }
+
     /// Appends the sentences of `text` read as KenLM reads them: one per line, ASCII whitespace
     /// only, blank lines kept as empty sentences.
     fn add_kenlm_text(&self, py: Python<'_>, text: &str) -> PyResult<()> {

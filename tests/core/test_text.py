@@ -490,3 +490,25 @@ def test_line_corpora_are_read_in_pieces(tmp_path, monkeypatch):
     monkeypatch.setattr(fptext, "CHUNK_BYTES", 7)
     for t, sentences in whole.items():
         assert list(Corpus.from_file(p, tokenizer=t, sentences="lines")) == sentences
+
+
+@pytest.mark.parametrize("sentences", ["punkt", "terminators", "none"])
+def test_files_read_as_utf8_bytes_give_the_same_corpus(tmp_path, sentences):
+    """Corpus.from_file hands a plain UTF-8 file's bytes to the native tokenizer (no Python str
+    of the file): CRLF and CR line ends, a BOM and non-ASCII text give what from_text gives on
+    read_text's string, and invalid UTF-8 still names its line and byte offset."""
+    from fastppl import Corpus
+    from fastppl.errors import CorpusDecodeError
+    from fastppl.text import read_text
+
+    path = tmp_path / "t.txt"
+    path.write_bytes(
+        "\ufeffOlá, Mr. Smith.\r\nHe said “no”.\rDr. Who? Yes!\n\nÚltima linha".encode()
+    )
+    by_bytes = Corpus.from_file(path, tokenizer="nltk", sentences=sentences)
+    by_text = Corpus.from_text(read_text(path), tokenizer="nltk", sentences=sentences)
+    assert list(by_bytes) == list(by_text)
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"fine line\nbad \xff byte\n")
+    with pytest.raises(CorpusDecodeError, match=r"byte offset 14 \(line 2\)"):
+        Corpus.from_file(bad, tokenizer="nltk", sentences=sentences)

@@ -136,7 +136,7 @@ struct Batch {
 }
 
 /// Text bytes per batch of pieces tokenized by one task.
-const BATCH_BYTES: usize = 1 << 18;
+const BATCH_BYTES: usize = 1 << 20;
 
 /// Applies `rule` to each piece (in parallel, by batches) and gives `emit` the tokens of each
 /// piece in order, with the piece's "ends a group" flag; reports bytes done to `job` and stops
@@ -145,7 +145,7 @@ fn for_each_piece(
     pieces: &[(&str, bool)],
     rule: WordRule,
     job: &Job,
-    mut emit: impl FnMut(&[&str], bool),
+    mut emit: impl FnMut(&[&str], bool) + Send,
 ) -> Result<()> {
     let mut batches: Vec<&[(&str, bool)]> = Vec::new();
     let mut start = 0;
@@ -161,32 +161,56 @@ fn for_each_piece(
     if start < pieces.len() {
         batches.push(&pieces[start..]);
     }
-    // A window of batches at a time keeps memory bounded by a few batches per thread.
+    // A window of batches at a time keeps memory bounded by a few batches per thread; the
+    // tokens of one window are handed to `emit` (sequential: interning) while the next window
+    // is tokenized on the other cores.
     let window = 4 * rayon::current_num_threads().max(1);
+    let mut ready: Vec<Batch> = Vec::new();
     for group in batches.chunks(window) {
         job.check()?;
-        let done: Vec<Batch> = group.par_iter().map(|b| tokenize_batch(b, rule)).collect();
+        let (done, ()) = rayon::join(
+            || {
+                group
+                    .par_iter()
+                    .map(|b| tokenize_batch(b, rule))
+                    .collect::<Vec<_>>()
+            },
+            || emit_batches(&ready, &mut emit),
+        );
         job.advance(done.iter().map(|b| b.bytes.len() as u64).sum());
-        for batch in &done {
-            let mut tokens: Vec<&str> = Vec::new();
-            let mut token = 0;
-            let mut offset = 0;
-            for &(end, ends_group) in &batch.piece_ends {
-                tokens.clear();
-                for &e in &batch.token_ends[token..end] {
-                    tokens.push(&batch.bytes[offset..e]);
-                    offset = e;
-                }
-                token = end;
-                emit(&tokens, ends_group);
-            }
-        }
+        ready = done;
     }
+    emit_batches(&ready, &mut emit);
     Ok(())
 }
 
+/// Gives `emit` the tokens of each piece of `batches`, in order.
+fn emit_batches(batches: &[Batch], emit: &mut impl FnMut(&[&str], bool)) {
+    let mut tokens: Vec<&str> = Vec::new();
+    for batch in batches {
+        let mut token = 0;
+        let mut offset = 0;
+        for &(end, ends_group) in &batch.piece_ends {
+            tokens.clear();
+            for &e in &batch.token_ends[token..end] {
+                tokens.push(&batch.bytes[offset..e]);
+                offset = e;
+            }
+            token = end;
+            emit(&tokens, ends_group);
+        }
+    }
+}
+
 fn tokenize_batch(pieces: &[(&str, bool)], rule: WordRule) -> Batch {
-    let mut batch = Batch::default();
+    // sized once from the text (tokens hold about its bytes, a little more where quotes become
+    // `` and ''), so that the buffers are not grown and copied token after token
+    let bytes: usize = pieces.iter().map(|(p, _)| p.len()).sum();
+    let mut batch = Batch {
+        bytes: String::with_capacity(bytes + bytes / 8),
+        token_ends: Vec::with_capacity(bytes / 4),
+        piece_ends: Vec::with_capacity(pieces.len()),
+    };
     for &(piece, ends_group) in pieces {
         let push = |t: &str| {
             batch.bytes.push_str(t);
