@@ -138,11 +138,13 @@ def iter_text(
         raise InvalidArgumentError(f"encoding={encoding!r} is not a known codec") from None
     prefixes = _check_prefixes(skip_line_prefixes)
     fed = newlines = 0  # bytes given to the decoder so far, and the b"\n" among them
-    carry = ""  # text after the last "\n" seen
+    # text after the last "\n" seen, in pieces: joined only once a line ends, so that a file
+    # with a very long line (or none at all) is read in linear time
+    carry: list[str] = []
     for data in itertools.chain(_read_chunks(path, chunk_bytes or CHUNK_BYTES), [b""]):
         pending = decoder.getstate()[0]
         try:
-            text = carry + decoder.decode(data, final=not data)
+            decoded = decoder.decode(data, final=not data)
         except UnicodeDecodeError as exc:
             both = pending + data
             offset = fed - len(pending) + exc.start
@@ -163,8 +165,12 @@ def iter_text(
             ) from None
         fed += len(data)
         newlines += data.count(b"\n")
-        end = text.rfind("\n") + 1 if data else len(text)
-        text, carry = text[:end], text[end:]
+        end = decoded.rfind("\n") + 1 if data else len(decoded)
+        if end == 0 and data:  # no line ends in this piece yet
+            carry.append(decoded)
+            continue
+        text = "".join([*carry, decoded[:end]])
+        carry = [decoded[end:]]
         if translate_newlines and "\r" in text:
             text = text.replace("\r\n", "\n").replace("\r", "\n")
         text = clean_text(text, prefixes, lowercase)
