@@ -446,7 +446,15 @@ fn read_arpa_hinted(reader: impl BufRead, path: &str, room: u64, job: &Job) -> R
                     )));
                 };
                 if m >= 3 {
-                    ensure(&mut model, &ids[1..]);
+                    if let Err(ln_p) = ensure(&mut model, &ids[1..]) {
+                        return Err(lines.fail(format!(
+                            "the {m}-gram {} has a suffix missing from the file, whose \
+                             probability by backing off is above 1 (log10 {}): the file's \
+                             backoff weights are not those of a probability model",
+                            quote(words),
+                            ln_p / LN_10
+                        )));
+                    }
                 }
                 // inserting a blank suffix may have moved the prefix to a new slot
                 let prefix = model.find(&ids[..m - 1]).unwrap_or(prefix);
@@ -594,24 +602,31 @@ fn grow(model: &mut Model, m: usize) {
 /// missing prefixes and suffixes as KenLM does for suffixes: probability by backing off, backoff
 /// 0. Called on the suffix of each n-gram read (a prefix of a suffix is a suffix of the prefix,
 /// which is already stored, or itself a missing suffix).
-fn ensure(model: &mut Model, ids: &[u32]) -> u32 {
+///
+/// A blank whose probability by backing off is above 1 (a file whose backoff weights are
+/// positive enough for that: not a probability model) is refused: `Err` gives its ln
+/// probability, and nothing is inserted.
+fn ensure(model: &mut Model, ids: &[u32]) -> std::result::Result<u32, f64> {
     let m = ids.len();
     if m == 1 {
-        return ids[0];
+        return Ok(ids[0]);
     }
     if let Some(e) = model.find(ids) {
-        return e;
+        return Ok(e);
     }
-    ensure(model, &ids[..m - 1]);
+    ensure(model, &ids[..m - 1])?;
     if m >= 3 {
-        ensure(model, &ids[1..]);
+        ensure(model, &ids[1..])?;
     }
     // inserting the suffix may have moved the prefix: look it up again
     let prefix = model.find(&ids[..m - 1]).unwrap_or(NONE);
     let mut state = model.state_after(&ids[..m - 1]);
     let logp = model.score(&mut state, ids[m - 1]);
+    if logp > 0.0 {
+        return Err(logp);
+    }
     insert(model, m, prefix, ids[m - 1], logp, 0.0);
-    model.find(ids).unwrap_or(NONE)
+    Ok(model.find(ids).unwrap_or(NONE))
 }
 
 #[cfg(test)]
@@ -632,6 +647,18 @@ mod tests {
             Error::ModelFormat { line, .. } => line,
             other => panic!("not a format error: {other}"),
         }
+    }
+
+    #[test]
+    fn a_blank_above_probability_one_is_refused() {
+        // "a b" is missing: its blank gets p(b) * backoff(a) = 10^(-0.5 + 3) > 1 (found by
+        // fuzzing: written back, such a blank made a file the reader refuses)
+        let text = "\\data\\\nngram 1=4\nngram 2=1\nngram 3=1\n\n\\1-grams:\n-99\t<s>\t0\n\
+                    -0.5\t</s>\n-1\ta\t3\n-0.5\tb\n\n\\2-grams:\n-0.1\t<s> a\t0\n\n\\3-grams:\n\
+                    -0.2\t<s> a b\n\n\\end\\\n";
+        let err = read(text).unwrap_err();
+        assert!(err.to_string().contains("probability by backing off is above 1"), "{err}");
+        assert_eq!(line_of(err), 16);
     }
 
     #[test]
