@@ -657,7 +657,11 @@ mod tests {
                     -0.5\t</s>\n-1\ta\t3\n-0.5\tb\n\n\\2-grams:\n-0.1\t<s> a\t0\n\n\\3-grams:\n\
                     -0.2\t<s> a b\n\n\\end\\\n";
         let err = read(text).unwrap_err();
-        assert!(err.to_string().contains("probability by backing off is above 1"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("probability by backing off is above 1"),
+            "{err}"
+        );
         assert_eq!(line_of(err), 16);
     }
 
