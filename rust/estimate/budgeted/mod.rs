@@ -23,7 +23,7 @@
 //! Pruning ([`Pruning`]) marks n-grams in step 2 (the high bit of the effective count): step 3
 //! counts them in their context's statistics, then drops them.
 //!
-//! One file a step: [`count`] (1), [`adjust`] (2), [`interpolate`] (3 and 4); this file holds the
+//! One file a step: `count.rs` (1), `adjust.rs` (2), `interpolate.rs` (3 and 4); this file holds the
 //! budget, the checks and the driver, [`train_arpa`].
 //!
 //! Unigram arrays (one entry per word type) stay in memory. The corpus is read from memory as it
