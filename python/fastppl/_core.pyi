@@ -29,7 +29,7 @@ __all__ = [
     "train_arpa",
 ]
 
-#: Called every ~50 ms during a long call: ``progress(stage, done, total)`` (total 0: unknown).
+#: Called every ~20 ms during a long call: ``progress(stage, done, total)`` (total 0: unknown).
 _ProgressCallback: TypeAlias = Callable[[str, int, int], object]
 
 __version__: str

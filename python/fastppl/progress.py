@@ -3,7 +3,7 @@
 The long calls of the core (reading and tokenizing a corpus, counting, estimation, ARPA and
 binary reading and writing, scoring) report a *stage* (``"counting n-grams"``, ``"estimating"``,
 ``"writing ARPA"``...) and the units of that stage done of a total (0 when unknown). The
-calling thread polls them every 50 ms, so a callback costs nothing per token. ``progress=``
+calling thread polls them every 20 ms, so a callback costs nothing per token. ``progress=``
 takes:
 
 - ``False`` (default): nothing is reported;

@@ -15,7 +15,7 @@ use crate::py::errors::to_pyerr;
 use crate::util::job::Job;
 
 /// How often the calling thread checks for signals and reports progress.
-const POLL: Duration = Duration::from_millis(50);
+const POLL: Duration = Duration::from_millis(20);
 
 /// Runs `work` on a new thread (GIL released) and waits for it, every [`POLL`]: runs Python's
 /// signal handlers (`py.check_signals()`) and calls `progress(stage, done, total)` if given. A
