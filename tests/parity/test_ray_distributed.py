@@ -31,6 +31,9 @@ PARTITIONS = 4
 
 @pytest.fixture(scope="module")
 def cluster():
+    # a session another test left behind would make ray.init fail ("called ray.init twice")
+    # and would not be the two-CPU cluster these tests are written for
+    assert not ray.is_initialized(), "a Ray session is still open from an earlier test"
     ray.init(num_cpus=2, include_dashboard=False, object_store_memory=256 << 20)
     yield
     ray.shutdown()
