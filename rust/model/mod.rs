@@ -12,6 +12,7 @@
 //!   and `missing_weight` when `h` itself was never seen: these estimators never look at shorter
 //!   histories.
 
+mod build;
 pub mod score;
 
 use crate::corpus::vocab::{Vocab, BOS, EOS};

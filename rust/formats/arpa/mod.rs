@@ -61,8 +61,7 @@ use crate::corpus::vocab::{Vocab, BOS, EOS, UNK};
 use crate::error::{Error, Result};
 use crate::model::{Fallback, Model, OrderTable};
 use crate::ngram::keys::MAX_ORDER;
-use crate::ngram::keys::{key_prefix, key_word, pack, NONE};
-use crate::ngram::probing::{Entry, ProbingTable};
+use crate::ngram::probing::ProbingTable;
 use crate::util::compressed::open_read;
 use crate::util::job::Job;
 
@@ -449,7 +448,7 @@ fn read_arpa_hinted(reader: impl BufRead, path: &str, room: u64, job: &Job) -> R
                     )));
                 };
                 if m >= 3 {
-                    if let Err(ln_p) = ensure(&mut model, &ids[1..]) {
+                    if let Err(ln_p) = model.ensure_ngram(&ids[1..]) {
                         return Err(lines.fail(format!(
                             "the {m}-gram {} has a suffix missing from the file, whose \
                              probability by backing off is above 1 (log10 {}): the file's \
@@ -461,7 +460,7 @@ fn read_arpa_hinted(reader: impl BufRead, path: &str, room: u64, job: &Job) -> R
                 }
                 // inserting a blank suffix may have moved the prefix to a new slot
                 let prefix = model.find(&ids[..m - 1]).unwrap_or(prefix);
-                if !insert(&mut model, m, prefix, ids[m - 1], logp, weight) {
+                if !model.insert_ngram(m, prefix, ids[m - 1], logp, weight) {
                     return Err(lines.fail(format!("duplicate {m}-gram {}", quote(words))));
                 }
             }
@@ -562,74 +561,6 @@ fn split_fields(line: &str, m: usize) -> std::result::Result<(&str, &str, Option
         let end = last.as_ptr() as usize - line.as_ptr() as usize + last.len();
         Ok((fields[0], &line[start..end], fields.get(m + 1).copied()))
     }
-}
-
-/// Inserts n-gram `(prefix, w)` of order m >= 2; false if it was already there.
-fn insert(model: &mut Model, m: usize, prefix: u32, w: u32, logp: f64, weight: f64) -> bool {
-    let key = pack(prefix, w);
-    if model.higher[m - 2].table.find(key).is_some() {
-        return false;
-    }
-    if !model.higher[m - 2].table.has_room() {
-        grow(model, m);
-    }
-    let weight = if m < model.order { weight } else { 0.0 };
-    model.higher[m - 2]
-        .table
-        .insert(key, Entry { logp, weight });
-    true
-}
-
-/// Gives order `m` twice the room (blank entries went beyond the header's count): its entries
-/// move to new slots, so the keys of every higher order are renumbered too.
-fn grow(model: &mut Model, m: usize) {
-    let mut renumber: Option<Vec<u32>> = None;
-    for k in m..=model.order {
-        let old = &model.higher[k - 2].table;
-        let entries = if k == m { old.len() * 2 + 1 } else { old.len() };
-        let mut table = ProbingTable::with_entries(entries);
-        let mut slots = vec![NONE; old.capacity()];
-        for (slot, key, entry) in old.iter() {
-            let prefix = match &renumber {
-                None => key_prefix(key),
-                Some(r) => r[key_prefix(key) as usize],
-            };
-            slots[slot as usize] = table.insert(pack(prefix, key_word(key)), *entry);
-        }
-        model.higher[k - 2].table = table;
-        renumber = Some(slots);
-    }
-}
-
-/// The entry of the n-gram `ids` (every id a unigram), inserting a "blank" entry for it and its
-/// missing prefixes and suffixes as KenLM does for suffixes: probability by backing off, backoff
-/// 0. Called on the suffix of each n-gram read (a prefix of a suffix is a suffix of the prefix,
-/// which is already stored, or itself a missing suffix).
-///
-/// A blank whose probability by backing off is above 1 (a file whose backoff weights are
-/// positive enough for that: not a probability model) is refused: `Err` gives its ln
-/// probability, and nothing is inserted.
-fn ensure(model: &mut Model, ids: &[u32]) -> std::result::Result<u32, f64> {
-    let m = ids.len();
-    if m == 1 {
-        return Ok(ids[0]);
-    }
-    if let Some(e) = model.find(ids) {
-        return Ok(e);
-    }
-    ensure(model, &ids[..m - 1])?;
-    if m >= 3 {
-        ensure(model, &ids[1..])?;
-    }
-    // inserting the suffix may have moved the prefix: look it up again
-    let prefix = model.find(&ids[..m - 1]).unwrap_or(NONE);
-    let mut state = model.state_after(&ids[..m - 1]);
-    let logp = model.score(&mut state, ids[m - 1]);
-    if logp > 0.0 {
-        return Err(logp);
-    }
-    insert(model, m, prefix, ids[m - 1], logp, 0.0);
-    Ok(model.find(ids).unwrap_or(NONE))
 }
 
 #[cfg(test)]
