@@ -59,6 +59,8 @@ class Corpus:
         punkt: PunktModel | None,
         sentences: str,
         words: str = "nltk",
+        skip_line_prefixes: list[str] = ...,
+        lowercase: bool = False,
         progress: _ProgressCallback | None = None,
     ) -> bool: ...
     def limit_vocab(

@@ -36,19 +36,14 @@ def _checked_tokenizer(tokenizer: str) -> str:
 
 
 def _plain_utf8(reading: dict) -> bool:
-    """Whether files read with these options are their bytes decoded as UTF-8 and nothing more
-    (then the core can take the bytes themselves)."""
+    """Whether files read with these options are their bytes decoded as UTF-8 with Python's
+    newlines, then cleaned as `clean_text` does (then the core can take the bytes themselves
+    and clean them)."""
     try:
         utf8 = codecs.lookup(reading["encoding"]).name == "utf-8"
     except (LookupError, TypeError):  # (the usual way says so, naming the argument)
         return False
-    return (
-        utf8
-        and reading["errors"] == "strict"
-        and not reading["skip_line_prefixes"]
-        and not reading["lowercase"]
-        and reading["translate_newlines"]
-    )
+    return utf8 and reading["errors"] == "strict" and reading["translate_newlines"]
 
 
 def _plain_size(path: str) -> int:
@@ -328,17 +323,23 @@ class Corpus:
     def _from_utf8_files(
         cls, paths: list[str], options: _TextOptions, progress: Progress
     ) -> Corpus:
-        """One document per file, each handed to the native NLTK tokenizer as its UTF-8 bytes:
-        no Python string of a whole file is made (it would take up to four bytes a character).
-        A file that is not valid UTF-8 goes the usual way, which raises the error naming its
-        line and byte offset."""
+        """One document per file, each handed to the native NLTK tokenizer as its UTF-8 bytes,
+        cleaned (skipped lines, lowercasing) in the core: no Python string of a whole file is
+        made (it would take up to four bytes a character). A file that is not valid UTF-8 goes
+        the usual way, which raises the error naming its line and byte offset."""
         corpus = cls(_core.Corpus())
         punkt = punkt_model(options.language)
         with reporter(progress) as report:
             for path in paths:
                 data = read_bytes(path)
                 if not corpus._inner.add_nltk_bytes(
-                    data, punkt, options.sentences, options.tokenizer, progress=report
+                    data,
+                    punkt,
+                    options.sentences,
+                    options.tokenizer,
+                    skip_line_prefixes=list(options.skip_line_prefixes),
+                    lowercase=options.lowercase,
+                    progress=report,
                 ):
                     del data
                     corpus._add_text(read_text(path), options, report)

@@ -6,7 +6,7 @@ use pyo3::types::PyString;
 
 use super::errors::{to_pyerr, type_error};
 use super::nltk::PyPunktModel;
-use crate::corpus::{kenlm_tokens, Corpus, SentenceMode};
+use crate::corpus::{clean, kenlm_tokens, Corpus, SentenceMode};
 
 /// Documents of sentences of tokens, interned; built by `fastppl.Corpus`.
 #[pyclass(name = "Corpus", module = "fastppl._core", frozen)]
@@ -88,10 +88,13 @@ impl PyCorpus {
     }
 
     /// [`add_nltk_text`](Self::add_nltk_text) of a file's UTF-8 bytes (its line ends `\r\n` and
-    /// `\r` read as `\n`, as Python's text mode does), with no Python `str` of the text ever
-    /// made (a third of the memory for large files); False, adding nothing, when `data` is not
-    /// valid UTF-8 (the caller then decodes it in Python, for its error message).
-    #[pyo3(signature = (data, punkt, sentences, words="nltk", progress=None))]
+    /// `\r` read as `\n`, as Python's text mode does), cleaned as `fastppl.text.clean_text`
+    /// does (lines starting with one of `skip_line_prefixes` dropped, then lowercased when
+    /// `lowercase`), with no Python `str` of the text ever made (a third of the memory for
+    /// large files); False, adding nothing, when `data` is not valid UTF-8 (the caller then
+    /// decodes it in Python, for its error message).
+    #[pyo3(signature = (data, punkt, sentences, words="nltk", skip_line_prefixes=Vec::new(), lowercase=false, progress=None))]
+    #[allow(clippy::too_many_arguments)]
     fn add_nltk_bytes(
         &self,
         py: Python<'_>,
@@ -99,16 +102,20 @@ impl PyCorpus {
         punkt: Option<&Bound<'_, PyPunktModel>>,
         sentences: &str,
         words: &str,
+        skip_line_prefixes: Vec<String>,
+        lowercase: bool,
         progress: Option<Bound<'_, PyAny>>,
     ) -> PyResult<bool> {
         let Ok(text) = std::str::from_utf8(data) else {
             return Ok(false);
         };
-        let text = if text.contains('\r') {
-            std::borrow::Cow::Owned(text.replace("\r\n", "\n").replace('\r', "\n"))
-        } else {
-            std::borrow::Cow::Borrowed(text)
-        };
+        let text = py.detach(|| {
+            let text = clean::translate_newlines(text);
+            match clean::clean_text(&text, &skip_line_prefixes, lowercase) {
+                std::borrow::Cow::Borrowed(_) => text,
+                std::borrow::Cow::Owned(cleaned) => std::borrow::Cow::Owned(cleaned),
+            }
+        });
         super::nltk::add_nltk_text(py, self, &text, punkt, sentences, words, progress)?;
         Ok(true)
     }

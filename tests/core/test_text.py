@@ -512,3 +512,56 @@ def test_files_read_as_utf8_bytes_give_the_same_corpus(tmp_path, sentences):
     bad.write_bytes(b"fine line\nbad \xff byte\n")
     with pytest.raises(CorpusDecodeError, match=r"byte offset 14 \(line 2\)"):
         Corpus.from_file(bad, tokenizer="nltk", sentences=sentences)
+
+
+#: characters Python's own Unicode tables assign (Rust's tables are newer: a character assigned
+#: later may have a lowercase form in Rust only, the documented difference)
+_ASSIGNED = st.characters(
+    codec="utf-8", exclude_categories=("Cn", "Cs"), include_characters="\r\n#%ΣİẞK"
+)
+
+
+@given(
+    text=st.text(alphabet=_ASSIGNED, max_size=200),
+    prefixes=st.lists(st.sampled_from(["#", "%", "Σ", "A", "\u00e9", "ab"]), max_size=3),
+    lowercase=st.booleans(),
+)
+def test_files_cleaned_in_the_core_equal_clean_text(tmp_path_factory, text, prefixes, lowercase):
+    """Corpus.from_file cleans a UTF-8 file's bytes in the core (skipped lines, lowercasing):
+    the same tokens as Python's clean_text on read_text's string, for any text of characters
+    Python knows, CR and CRLF line ends, and prefixes met before lowercasing."""
+    from fastppl import Corpus
+    from fastppl.text import read_text
+
+    path = tmp_path_factory.mktemp("clean") / "t.txt"
+    path.write_bytes(text.encode())
+    options = {"lowercase": lowercase, "skip_line_prefixes": prefixes, "sentences": "none"}
+    by_bytes = Corpus.from_file(path, tokenizer="nltk", **options)
+    by_text = Corpus.from_text(read_text(path), tokenizer="nltk", **options)
+    assert list(by_bytes) == list(by_text)
+
+
+def test_the_tutorial_reading_takes_the_bytes_path(tmp_path, monkeypatch):
+    """Skipping lines and lowercasing no longer send a file through Python strings: read_text
+    is never called for a valid UTF-8 file read with the tutorial's options."""
+    from fastppl import Corpus
+    from fastppl import corpus as fpcorpus
+
+    path = tmp_path / "t.txt"
+    path.write_text("# Capítulo I\nEra uma VEZ. O Dr. Bento\r\n% fim\nSAIU.\n", encoding="utf-8")
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("read through a Python str")
+
+    expected = Corpus.from_text(
+        "era uma vez. o dr. bento\nsaiu.\n", tokenizer="nltk", sentences="punkt"
+    )
+    monkeypatch.setattr(fpcorpus, "read_text", refuse)
+    got = Corpus.from_file(
+        path, tokenizer="nltk", sentences="punkt", lowercase=True, skip_line_prefixes=("#", "%")
+    )
+    assert (
+        list(got)
+        == list(expected)
+        == [["era", "uma", "vez", "."], ["o", "dr.", "bento", "saiu", "."]]
+    )
