@@ -30,6 +30,7 @@ from fastppl._checks import log_base_divisor
 from fastppl.errors import FastpplError, InvalidArgumentError
 from fastppl.model import ARPA_SMOOTHINGS, SMOOTHINGS
 from fastppl.progress import ProgressBar, ProgressCallback
+from fastppl.text import is_url, url_filesystem
 
 #: The command line's tokenizer when --tokenizer is not given: lmplz's and query's reading of text.
 DEFAULT_TOKENIZER = "whitespace"
@@ -236,9 +237,11 @@ def _estimator_params(args: argparse.Namespace) -> dict[str, float | bool]:
 
 def _ray_inputs(text: str | None) -> list[str]:
     """The training files of `train --ray`: a directory's files or a glob's matches, sorted, or
-    one file."""
+    one file; local, or URLs on any filesystem fsspec knows (``s3://bucket/shards/*.xz``)."""
     if text is None or text == "-":
         raise InvalidArgumentError("train --ray reads files: name them (a directory or a glob)")
+    if is_url(text):
+        return _url_inputs(text)
     if os.path.isdir(text):
         names = sorted(os.listdir(text))
         return [os.path.join(text, n) for n in names if os.path.isfile(os.path.join(text, n))]
@@ -246,6 +249,18 @@ def _ray_inputs(text: str | None) -> list[str]:
     if not matches:
         raise InvalidArgumentError(f"train --ray: no file matches {text!r}")
     return matches
+
+
+def _url_inputs(url: str) -> list[str]:
+    """`_ray_inputs` of a URL, listed through fsspec."""
+    fs, path = url_filesystem(url)
+    if fs.isdir(path):
+        found = [p for p in fs.ls(path, detail=False) if fs.isfile(p)]
+    else:
+        found = fs.glob(path)
+    if not found:
+        raise InvalidArgumentError(f"train --ray: no file matches {url!r}")
+    return sorted(fs.unstrip_protocol(p) for p in found)
 
 
 def _train_ray(args: argparse.Namespace, params: dict[str, float | bool]) -> int:

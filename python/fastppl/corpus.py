@@ -243,7 +243,9 @@ class Corpus:
         *,
         progress: Progress = False,
     ) -> Corpus:
-        """One document from a text file (``.gz``, ``.xz`` and ``.bz2`` are decompressed).
+        """One document from a text file (``.gz``, ``.xz`` and ``.bz2`` are decompressed): a
+        local path, or a URL on any filesystem fsspec knows (``s3://bucket/corpus.txt.xz``,
+        read through fsspec, an optional dependency).
 
         Options as in :meth:`from_text`; ``encoding`` and ``errors`` as in :func:`open`. Invalid
         UTF-8 under ``errors="strict"`` raises :class:`fastppl.errors.CorpusDecodeError` naming

@@ -212,7 +212,9 @@ def train(
     so a failed job leaves no file.
 
     Args:
-        inputs: the text files, readable by every worker (``.gz``, ``.xz``, ``.bz2`` too).
+        inputs: the text files, readable by every worker (``.gz``, ``.xz``, ``.bz2`` too):
+            paths on a shared mount, or URLs on any filesystem fsspec knows
+            (``s3://bucket/shards/a.txt.xz``; see `fastppl.text.is_url`).
         output: the ARPA file (``.gz``, ``.xz``, ``.bz2`` compress it).
         order: n-gram order, 2 to ``fastppl.MAX_ORDER``.
         smoothing: ``"modified_kneser_ney"`` (``discount_fallback``), ``"kneser_ney"``,

@@ -32,8 +32,8 @@ import lzma
 import re
 from collections.abc import Iterable, Iterator
 from os import PathLike, fspath
-from pathlib import Path
-from typing import Literal, get_args
+from pathlib import PurePosixPath
+from typing import Any, BinaryIO, Literal, get_args
 
 from fastppl import _core
 from fastppl.errors import (
@@ -52,6 +52,7 @@ __all__ = [
     "SentenceMode",
     "Tokenizer",
     "clean_text",
+    "is_url",
     "iter_text",
     "kenlm_sentences",
     "punkt_available",
@@ -59,6 +60,7 @@ __all__ = [
     "resolve_sentences",
     "split_terminators",
     "tokenize_text",
+    "url_filesystem",
 ]
 
 Tokenizer = Literal["nltk", "whitespace", "kenlm"]
@@ -79,6 +81,52 @@ _KENLM_SPLIT = re.compile("[" + re.escape(KENLM_SPACES) + "]+")
 
 _OPENERS = {".gz": gzip.open, ".xz": lzma.open, ".bz2": bz2.open}
 
+#: A path that starts with ``protocol://`` is read through fsspec (any filesystem it knows:
+#: ``s3://``, ``gs://``, ``hdfs://``, ``https://``, ``file://``, ...).
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://")
+
+
+def is_url(path: object) -> bool:
+    """Whether `path` is a ``protocol://`` URL, read through fsspec rather than as a local file.
+
+    >>> is_url("s3://bucket/corpus.txt.xz"), is_url("corpus.txt"), is_url("C:/corpus.txt")
+    (True, False, False)
+    """
+    return isinstance(path, str) and _URL.match(path) is not None
+
+
+def url_filesystem(url: str) -> tuple[Any, str]:
+    """The fsspec filesystem of `url` and the path on it (fsspec is an optional dependency).
+
+    Raises:
+        InvalidArgumentError: fsspec is not installed, or does not know the protocol (or the
+            package of its filesystem is missing).
+
+    >>> fs, path = url_filesystem("memory://corpus/a.txt")
+    >>> type(fs).__name__, path
+    ('MemoryFileSystem', '/corpus/a.txt')
+    """
+    try:
+        import fsspec
+    except ImportError:
+        raise InvalidArgumentError(
+            f"reading {url!r} needs fsspec: pip install fsspec (and the package of its "
+            "filesystem, e.g. s3fs or gcsfs)"
+        ) from None
+    try:
+        return fsspec.core.url_to_fs(url)
+    except (ValueError, ImportError) as exc:  # an unknown protocol, or its package missing
+        raise InvalidArgumentError(f"cannot read {url!r}: {exc}") from None
+
+
+def _open_url(url: str) -> BinaryIO:
+    """`url` opened for reading through fsspec."""
+    fs, path = url_filesystem(url)
+    try:
+        return fs.open(path, "rb")
+    except FileNotFoundError:
+        raise CorpusFileNotFoundError(None, url) from None
+
 
 def _choice(name: str, value: object, choices: tuple[str, ...]) -> None:
     if value not in choices:
@@ -92,11 +140,13 @@ CHUNK_BYTES = 1 << 23
 
 
 def _read_chunks(path: str | PathLike[str], size: int) -> Iterator[bytes]:
-    """The (decompressed) bytes of `path`, `size` at a time."""
-    p = Path(path)
-    opener = _OPENERS.get(p.suffix.lower())
+    """The (decompressed) bytes of `path` (a local path or a URL, see `is_url`), `size` at a
+    time."""
+    suffix = PurePosixPath(fspath(path)).suffix
+    opener = _OPENERS.get(suffix.lower())
     try:
-        with open(p, "rb") if opener is None else opener(p, "rb") as f:
+        raw = _open_url(path) if is_url(path) else open(path, "rb")  # noqa: SIM115 (closed below)
+        with raw, raw if opener is None else opener(raw, "rb") as f:
             while chunk := f.read(size):
                 yield chunk
     except FileNotFoundError:
@@ -105,14 +155,14 @@ def _read_chunks(path: str | PathLike[str], size: int) -> Iterator[bytes]:
         if opener is None or isinstance(exc, PermissionError | IsADirectoryError):
             raise
         raise CorpusDecodeError(
-            f"cannot decompress {fspath(path)!r} as {p.suffix} ({exc})", fspath(path)
+            f"cannot decompress {fspath(path)!r} as {suffix} ({exc})", fspath(path)
         ) from exc
 
 
 def read_bytes(path: str | PathLike[str]) -> bytes:
     """The bytes of a text file, decompressed by extension as :func:`read_text` does (a plain
     file in one read, so that its bytes are in memory once)."""
-    if Path(path).suffix.lower() in _OPENERS:
+    if PurePosixPath(fspath(path)).suffix.lower() in _OPENERS:
         return b"".join(_read_chunks(path, CHUNK_BYTES))
     return next(_read_chunks(path, -1), b"")
 

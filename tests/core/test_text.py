@@ -565,3 +565,50 @@ def test_the_tutorial_reading_takes_the_bytes_path(tmp_path, monkeypatch):
         == list(expected)
         == [["era", "uma", "vez", "."], ["o", "dr.", "bento", "saiu", "."]]
     )
+
+
+def test_urls_are_read_through_fsspec():
+    """A ``protocol://`` path is read through fsspec (compressed by its extension, cleaned and
+    tokenized as a local file); a missing one is CorpusFileNotFoundError, an unknown protocol
+    InvalidArgumentError."""
+    fsspec = pytest.importorskip("fsspec")
+    from fastppl import Corpus
+    from fastppl.errors import CorpusFileNotFoundError, InvalidArgumentError
+
+    fs = fsspec.filesystem("memory")
+    text = "# header\nEra uma vez. O Dr. Bento saiu!\nFim.\n"
+    fs.pipe("/fastppl-test/a.txt", text.encode())
+    fs.pipe("/fastppl-test/a.txt.xz", lzma.compress(text.encode()))
+    fs.pipe("/fastppl-test/a.txt.gz", gzip.compress(text.encode()))
+    options = {"tokenizer": "nltk", "skip_line_prefixes": ("#",), "lowercase": True}
+    expected = list(Corpus.from_text(text, **options))
+    assert expected[0] == ["era", "uma", "vez", "."]
+    for name in ("a.txt", "a.txt.xz", "a.txt.gz"):
+        url = f"memory://fastppl-test/{name}"
+        assert list(Corpus.from_file(url, **options)) == expected
+        assert fptext.read_text(url) == text
+        assert "".join(fptext.iter_text(url, chunk_bytes=5)) == text
+    with pytest.raises(CorpusFileNotFoundError, match=r"memory://fastppl-test/none\.txt"):
+        Corpus.from_file("memory://fastppl-test/none.txt")
+    with pytest.raises(InvalidArgumentError, match="Protocol not known: nosuchproto"):
+        Corpus.from_file("nosuchproto://bucket/a.txt")
+    fs.rm("/fastppl-test", recursive=True)
+
+
+def test_train_ray_lists_url_inputs():
+    """`fastppl train --ray` takes a URL of a folder or a glob, listed through fsspec."""
+    fsspec = pytest.importorskip("fsspec")
+    from fastppl.cli import _ray_inputs
+    from fastppl.errors import InvalidArgumentError
+
+    fs = fsspec.filesystem("memory")
+    for name in ("b.txt", "a.txt.xz", "notes.md"):
+        fs.pipe(f"/fastppl-shards/{name}", b"x")
+    assert _ray_inputs("memory://fastppl-shards/*.txt*") == [
+        "memory:///fastppl-shards/a.txt.xz",
+        "memory:///fastppl-shards/b.txt",
+    ]
+    assert len(_ray_inputs("memory://fastppl-shards")) == 3
+    with pytest.raises(InvalidArgumentError, match="no file matches"):
+        _ray_inputs("memory://fastppl-shards/*.zst")
+    fs.rm("/fastppl-shards", recursive=True)

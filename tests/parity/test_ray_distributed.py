@@ -114,6 +114,29 @@ def test_one_partition_and_compressed_output(cluster, shards, tmp_path):
         assert a.read() == b.read()
 
 
+def test_inputs_named_by_url_give_the_same_model(cluster, shards, tmp_path):
+    """Inputs on any filesystem fsspec knows (``file://`` here: what every worker can read),
+    some compressed, listed as `fastppl train --ray URL-GLOB` lists them."""
+    from fastppl.cli import _ray_inputs
+
+    paths, whole = shards
+    expected = tmp_path / "single.arpa"
+    train_arpa(Corpus.from_file(whole, **TEXT), expected, order=3, memory="64M")
+    folder = tmp_path / "urls"
+    folder.mkdir()
+    for i, path in enumerate(paths):  # shard i compressed when i is odd, names in shard order
+        data = path.read_bytes()
+        if i % 2:
+            (folder / f"{i:02}.txt.gz").write_bytes(gzip.compress(data))
+        else:
+            (folder / f"{i:02}.txt").write_bytes(data)
+    urls = _ray_inputs(f"file://{folder}/*.txt*")
+    assert len(urls) == SHARDS and all(u.startswith("file://") for u in urls)
+    out = tmp_path / "ray.arpa"
+    fray.train(urls, out, order=3, partitions=PARTITIONS, **TEXT)
+    assert out.read_bytes() == expected.read_bytes()
+
+
 @pytest.mark.parametrize("stage", ["count", "adjust", "write"])
 def test_a_killed_worker_is_retried_with_identical_output(cluster, shards, tmp_path, stage):
     paths, whole = shards
