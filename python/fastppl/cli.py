@@ -28,7 +28,7 @@ from collections.abc import Iterator, Sequence
 
 from fastppl._checks import log_base_divisor
 from fastppl.errors import FastpplError, InvalidArgumentError
-from fastppl.model import ARPA_SMOOTHINGS, SMOOTHINGS
+from fastppl.model import ARPA_SMOOTHINGS, SMOOTHINGS, is_binary_name
 from fastppl.progress import ProgressBar, ProgressCallback
 from fastppl.text import is_url, url_filesystem
 
@@ -154,10 +154,6 @@ def _read_corpus(path: str | None, args: argparse.Namespace, progress: ProgressC
     return Corpus.from_file(path, encoding=args.encoding, progress=progress or False, **options)
 
 
-#: File name endings that `fastppl train` writes in fastppl's binary format by default.
-BINARY_SUFFIXES = (".fppl", ".fastppl")
-
-
 def _model_and_text(args: argparse.Namespace):
     """The model (`args.model`, binary or ARPA) and the corpus to score (`args.text`), with
     status lines."""
@@ -264,9 +260,7 @@ def _url_inputs(url: str) -> list[str]:
 
 
 def _train_ray(args: argparse.Namespace, params: dict[str, float | bool]) -> int:
-    """`train --ray`: the estimation as Ray tasks (fastppl.ray.train), ARPA output."""
-    if args.format == "binary" or args.output.lower().endswith(BINARY_SUFFIXES):
-        raise InvalidArgumentError("train --ray writes ARPA; convert it with NGramModel.save")
+    """`train --ray`: the estimation as Ray tasks (fastppl.ray.train), ARPA or binary output."""
     if args.min_count != 1 or args.limit_vocab_file is not None:
         raise InvalidArgumentError("train --ray does not take --min-count or --limit-vocab-file")
     import ray
@@ -291,6 +285,7 @@ def _train_ray(args: argparse.Namespace, params: dict[str, float | bool]) -> int
             lowercase=args.lowercase,
             skip_line_prefixes=tuple(args.skip_line_prefix),
             encoding=args.encoding,
+            format=args.format,
             **params,
         )
     if not args.quiet:
@@ -322,7 +317,7 @@ def _train(args: argparse.Namespace) -> int:
         return _train_ray(args, params)
     fmt = args.format
     if fmt is None:
-        fmt = "binary" if args.output.lower().endswith(BINARY_SUFFIXES) else "arpa"
+        fmt = "binary" if is_binary_name(args.output) else "arpa"
     if fmt == "arpa" and args.smoothing not in ARPA_SMOOTHINGS:
         raise InvalidArgumentError(
             f"{args.smoothing} models have no ARPA form (those of {', '.join(ARPA_SMOOTHINGS)} "

@@ -62,6 +62,20 @@ class TokenScores(NamedTuple):
 #: are not normalized).
 ARPA_SMOOTHINGS: tuple[str, ...] = tuple(_core.ARPA_SMOOTHINGS)
 
+#: File name endings that mean fastppl's binary format (:meth:`NGramModel.save`) where a model
+#: is written by name (``fastppl train``, :func:`fastppl.ray.train`); others mean ARPA.
+BINARY_SUFFIXES = (".fppl", ".fastppl")
+
+
+def is_binary_name(path: str | os.PathLike[str]) -> bool:
+    """Whether a model written to `path` is in fastppl's binary format by default.
+
+    >>> is_binary_name("m.fppl"), is_binary_name("m.ARPA.gz")
+    (True, False)
+    """
+    return os.fspath(path).lower().endswith(BINARY_SUFFIXES)
+
+
 # parameters each estimator accepts (anything else is a mistake worth reporting)
 _PARAMS: dict[str, frozenset[str]] = {
     name: frozenset(params) for name, params in _core.SMOOTHINGS.items()

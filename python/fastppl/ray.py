@@ -30,7 +30,7 @@ from fastppl.errors import (
     FastpplError,
     InvalidArgumentError,
 )
-from fastppl.model import ARPA_SMOOTHINGS, NGramModel, fit_arguments
+from fastppl.model import ARPA_SMOOTHINGS, NGramModel, fit_arguments, is_binary_name
 from fastppl.training import parse_memory
 
 try:
@@ -61,7 +61,8 @@ class DistributedSummary(NamedTuple):
     """Hash partitions of the n-grams, one adjust task each."""
     seconds: dict[str, float]
     """Wall-clock seconds of each pass (``vocabulary``, ``vocabulary merge``, ``count``,
-    ``adjust``, ``write``), from submitting its tasks to their last result."""
+    ``adjust``, ``write``, and ``binary`` for a binary output), from submitting its tasks to
+    their last result."""
 
 
 def _crash_if_asked(stage: str, index: int) -> None:
@@ -140,6 +141,13 @@ def _write_task(
     )
 
 
+@ray.remote(max_retries=MAX_RETRIES)
+def _save_binary_task(arpa: str, path: str) -> None:
+    """Reads the ARPA file the write pass made and saves it in fastppl's binary format
+    (written under a temporary name and renamed, as every model output)."""
+    NGramModel.from_arpa(arpa).save(path)
+
+
 def _with_threads(options: dict[str, Any]) -> dict[str, Any]:
     """Ray task or actor options that also cap the Rust thread pool of its worker at the CPUs
     it reserves (``num_cpus``), so that tasks side by side do not oversubscribe a node."""
@@ -188,9 +196,11 @@ def train(
     errors: str = "strict",
     language: str = "english",
     ray_options: dict[str, Any] | None = None,
+    format: str | None = None,
     **params: Any,
 ) -> DistributedSummary:
-    """Estimates an n-gram model of many text files with Ray tasks and writes it as ARPA.
+    """Estimates an n-gram model of many text files with Ray tasks and writes it as ARPA (or in
+    fastppl's binary format).
 
     The file is the one :func:`fastppl.training.train_arpa` (``fastppl train``) writes for
     ``Corpus.from_files(inputs, ...)``, byte for byte (the same as for the concatenation of the
@@ -203,7 +213,9 @@ def train(
     3. one task per partition merges its files and derives the adjusted counts (every n-gram
        sharing a suffix is in one partition) and its count-of-counts, which the driver sums;
     4. one task merges the partitions of each order, computes the discounts from the summed
-       count-of-counts, interpolates and writes the ARPA file (this pass is not partitioned).
+       count-of-counts, interpolates and writes the ARPA file (this pass is not partitioned);
+    5. for a binary output only, one task reads that ARPA file into a model and saves it (that
+       task holds the whole model in memory, as loading it will).
 
     No n-gram passes through the driver or the object store: tasks exchange files in a job
     directory under ``work_dir``, which every worker must be able to read and write (shared
@@ -215,7 +227,9 @@ def train(
         inputs: the text files, readable by every worker (``.gz``, ``.xz``, ``.bz2`` too):
             paths on a shared mount, or URLs on any filesystem fsspec knows
             (``s3://bucket/shards/a.txt.xz``; see `fastppl.text.is_url`).
-        output: the ARPA file (``.gz``, ``.xz``, ``.bz2`` compress it).
+        output: the model file: ARPA (``.gz``, ``.xz``, ``.bz2`` compress it), or fastppl's
+            binary format (:meth:`NGramModel.load`) for ``.fppl``/``.fastppl`` or
+            ``format="binary"``.
         order: n-gram order, 2 to ``fastppl.MAX_ORDER``.
         smoothing: ``"modified_kneser_ney"`` (``discount_fallback``), ``"kneser_ney"``,
             ``"absolute_discounting"`` (``discount``) or ``"witten_bell"``.
@@ -225,6 +239,7 @@ def train(
         prune: pruning thresholds per order, as in `NGramModel.fit`.
         tokenizer, sentences, lowercase, skip_line_prefixes, encoding, errors, language:
             how each file is read, as in `Corpus.from_file`.
+        format: ``"arpa"`` or ``"binary"``; None: by the output's name, as ``fastppl train``.
         ray_options: options for every task (``.options(**ray_options)``), e.g. ``num_cpus``
             (default 1; each task's Rust threads are capped to it), ``resources`` or
             ``runtime_env``.
@@ -249,6 +264,9 @@ def train(
     paths = [os.fspath(p) for p in inputs]
     if not paths:
         raise InvalidArgumentError("inputs must name at least one text file")
+    if format not in (None, "arpa", "binary"):
+        raise InvalidArgumentError(f"format must be 'arpa', 'binary' or None, got {format!r}")
+    binary = format == "binary" or (format is None and is_binary_name(output))
     if smoothing not in ARPA_SMOOTHINGS:
         raise InvalidArgumentError(
             f"distributed estimation writes ARPA: smoothing must be one of "
@@ -273,9 +291,14 @@ def train(
     output = os.path.abspath(os.fspath(output))
     parent = os.path.dirname(output) if work_dir is None else os.fspath(work_dir)
     job = os.path.join(os.path.abspath(parent), f"fastppl-ray-{uuid.uuid4().hex}")
-    # the output's extension picks its compression: keep it at the end of the temporary name
-    partial = os.path.join(
-        os.path.dirname(output), f".partial-{uuid.uuid4().hex}-" + os.path.basename(output)
+    # the output's extension picks its compression: keep it at the end of the temporary name;
+    # a binary output is first written as ARPA in the job directory
+    partial = (
+        os.path.join(job, "model.arpa")
+        if binary
+        else os.path.join(
+            os.path.dirname(output), f".partial-{uuid.uuid4().hex}-" + os.path.basename(output)
+        )
     )
     options = _with_threads({"num_cpus": 1, **(ray_options or {})})
 
@@ -309,7 +332,10 @@ def train(
             _write_task,
             (job, partitions, smoothing, (coc, counts), partial, task_memory, args),
         )
-        os.replace(partial, output)
+        if binary:  # (save renames its temporary over the output itself)
+            run("binary", _save_binary_task, (partial, output))
+        else:
+            os.replace(partial, output)
     finally:
         shutil.rmtree(job, ignore_errors=True)
         if os.path.exists(partial):

@@ -201,6 +201,31 @@ def test_cli_train_ray_equals_train_memory(cluster, shards, tmp_path):
         check=True,
     )
     assert distributed.read_bytes() == single.read_bytes()
+    binary = tmp_path / "ray.fppl"
+    subprocess.run([*cli, glob, str(binary), "--ray", address, *common], check=True)
+    NGramModel.load(binary).to_arpa(tmp_path / "back.arpa")
+    assert (tmp_path / "back.arpa").read_bytes() == single.read_bytes()
+
+
+def test_binary_output_holds_the_same_model(cluster, shards, tmp_path):
+    """A .fppl output (or format="binary"; `fastppl train --ray ... m.fppl` too) is the binary
+    model of the ARPA file: written back as ARPA, the same bytes as train_arpa's; nothing else
+    is left behind."""
+    paths, whole = shards
+    expected = tmp_path / "single.arpa"
+    train_arpa(Corpus.from_file(whole, **TEXT), expected, order=3, memory="64M")
+    out = tmp_path / "ray.fppl"
+    summary = fray.train(paths, out, order=3, partitions=PARTITIONS, **TEXT)
+    assert "binary" in summary.seconds
+    NGramModel.load(out).to_arpa(tmp_path / "back.arpa")
+    assert (tmp_path / "back.arpa").read_bytes() == expected.read_bytes()
+    named = tmp_path / "named.model"
+    fray.train(paths, named, order=3, partitions=PARTITIONS, format="binary", **TEXT)
+    assert named.read_bytes()[:8] == out.read_bytes()[:8]  # the binary format's magic
+    with pytest.raises(InvalidArgumentError, match="format must be"):
+        fray.train(paths, tmp_path / "x.arpa", order=3, format="json", **TEXT)
+    names = ["back.arpa", "named.model", "ray.fppl", "single.arpa"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == names
 
 
 def test_score_equals_in_process_evaluation(cluster, shards, tmp_path):
