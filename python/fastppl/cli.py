@@ -153,6 +153,12 @@ def _read_corpus(path: str | None, args: argparse.Namespace, progress: ProgressC
     return Corpus.from_file(path, encoding=args.encoding, progress=progress or False, **options)
 
 
+#: What `eval` and `score` read (NGramModel.from_file).
+MODEL_HELP = (
+    "ARPA model (plain or compressed), fastppl binary model or KenLM binary trie (recognized by "
+    "their bytes)"
+)
+
 #: File name endings that `fastppl train` writes in fastppl's binary format by default.
 BINARY_SUFFIXES = (".fppl", ".fastppl")
 
@@ -606,7 +612,8 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=f"Tokens: {TOKENS_HELP}; OOVs are counted among them.",
     )
     evaluate.add_argument(
-        "model", help="ARPA model (plain or compressed) or binary model (recognized by its bytes)"
+        "model",
+        help=MODEL_HELP,
     )
     evaluate.add_argument("text", nargs="?", help="text to score (default: standard input)")
     evaluate.add_argument("--json", action="store_true", help="print the figures as JSON")
@@ -622,7 +629,8 @@ def build_parser() -> argparse.ArgumentParser:
         f"shortest form (float64 noise of the base conversion dropped); {TOKENS_HELP}.",
     )
     score.add_argument(
-        "model", help="ARPA model (plain or compressed) or binary model (recognized by its bytes)"
+        "model",
+        help=MODEL_HELP,
     )
     score.add_argument("text", nargs="?", help="text to score (default: standard input)")
     score.add_argument(
