@@ -67,12 +67,13 @@ fn read_u64(bytes: &[u8], at: usize) -> Option<u64> {
     Some(u64::from_le_bytes(b.try_into().ok()?))
 }
 
-/// A float32 log10 value as a natural log; `-99` is log10 0 (as in ARPA files).
+/// A float32 log10 value as a natural log; `-99` is log10 0 (as in ARPA files), and -0.0 (a
+/// trie's "no extension" backoff) is 0.
 fn ln_from_log10(value: f32) -> f64 {
     if value == -99.0 {
         f64::NEG_INFINITY
     } else {
-        f64::from(value) * LN_10
+        f64::from(value) * LN_10 + 0.0
     }
 }
 
