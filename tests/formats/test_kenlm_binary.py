@@ -2,7 +2,9 @@
 
 ``../shared/arpa/kenlm-binary/`` holds ``machado.o3.arpa.gz`` built four ways (probing, trie,
 quantized trie ``-q 8 -b 8``, trie with array-compressed pointers ``-a 22``) and ``query``'s
-outputs on each; the ``kenlm`` module reads the same files, independently of fastppl.
+outputs on each; the ``kenlm`` module reads the same files, independently of fastppl. Without the
+shared folder, small tries written by ``helpers.kenlm_trie`` (checked with the ``kenlm`` module)
+from models fitted on ``tests/data`` test the reader and its errors.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from fastppl import Corpus, NGramModel
 from fastppl.cli import main
 from fastppl.errors import ModelFileNotFoundError, ModelFormatError
 from helpers.arpa_text import read_arpa
+from helpers.kenlm_trie import write_trie
 
 LN10 = math.log(10.0)
 
@@ -29,6 +32,14 @@ TRIES = {"trie": True, "trie-a22": True, "trie-q8b8": False}
 #: Bytes of the header of an order-3 file: 88 (magic and test values) + 20 (parameters) +
 #: 3 x 8 (counts), aligned to 8.
 HEADER_BYTES = 136
+
+#: Sentences of ``tests/data/machado.test.head-500.txt`` the small models are fitted on (the
+#: rest is scored).
+SMALL_TRAIN = 300
+
+#: Their estimator: Kneser-Ney (one discount per order: 300 sentences are too few for modified
+#: Kneser-Ney's count-of-counts at order 5).
+SMALL_SMOOTHING = "kneser_ney"
 
 
 def _binary(arpa_dir: Path, kind: str) -> Path:
@@ -159,15 +170,63 @@ def _load_bytes(tmp_path: Path, data: bytes, name: str = "m.bin") -> NGramModel:
     return NGramModel.from_kenlm_binary(path)
 
 
+# ---- small tries written here (no shared data needed) --------------------------------------
+
+
 @pytest.fixture(scope="module")
-def trie_bytes(arpa_dir: Path) -> bytes:
-    return _binary(arpa_dir, "trie").read_bytes()
+def small_text(machado_test_head_path: Path) -> list[str]:
+    return machado_test_head_path.read_text(encoding="utf-8").splitlines()
+
+
+@pytest.fixture(scope="module", params=[2, 3, 4, 5])
+def small_trie(request, small_text, tmp_path_factory) -> tuple[Path, Path]:
+    """(trie, ARPA) of a model of order ``request.param``."""
+    folder = tmp_path_factory.mktemp(f"trie{request.param}")
+    corpus = Corpus.from_sentences([line.split() for line in small_text[:SMALL_TRAIN]])
+    arpa = folder / "m.arpa"
+    NGramModel.fit(corpus, order=request.param, smoothing=SMALL_SMOOTHING).to_arpa(arpa)
+    trie = folder / "m.bin"
+    trie.write_bytes(write_trie(read_arpa(arpa)[1]))
+    return trie, arpa
+
+
+def test_written_tries_are_what_kenlm_reads(small_trie, small_text) -> None:
+    """The writer's files score in the kenlm module exactly as the ARPA files they hold."""
+    kenlm = pytest.importorskip("kenlm")
+    trie, arpa = small_trie
+    from_trie, from_arpa = kenlm.Model(str(trie)), kenlm.Model(str(arpa))
+    for line in small_text[SMALL_TRAIN:]:
+        assert list(from_trie.full_scores(line)) == list(from_arpa.full_scores(line)), line
+
+
+def test_a_trie_reads_as_its_arpa_file(small_trie, small_text, tmp_path: Path) -> None:
+    trie, arpa = small_trie
+    ours, reference = NGramModel.from_kenlm_binary(trie), NGramModel.from_arpa(arpa)
+    assert ours.order == reference.order
+    assert ours.ngram_counts == reference.ngram_counts
+    ours.to_arpa(tmp_path / "back.arpa")
+    assert read_arpa(tmp_path / "back.arpa") == read_arpa(arpa)
+    for line in small_text[SMALL_TRAIN:]:
+        words = line.split()
+        np.testing.assert_array_equal(
+            ours.full_scores(words, 10).logprob, reference.full_scores(words, 10).logprob
+        )
+
+
+@pytest.fixture(scope="module")
+def trie_bytes(small_text, tmp_path_factory) -> bytes:
+    """An order-3 trie (the header layout the tests below name bytes of)."""
+    folder = tmp_path_factory.mktemp("trie-bytes")
+    corpus = Corpus.from_sentences([line.split() for line in small_text[:SMALL_TRAIN]])
+    NGramModel.fit(corpus, order=3, smoothing=SMALL_SMOOTHING).to_arpa(folder / "m.arpa")
+    return write_trie(read_arpa(folder / "m.arpa")[1])
 
 
 def test_truncated_files(trie_bytes: bytes, tmp_path: Path) -> None:
     n = len(trie_bytes)
-    vocab_end = HEADER_BYTES + 8 + 8 * 29728
-    for cut in [1, 50, 100, 120, HEADER_BYTES, vocab_end, n // 2, n - 1000, n - 10, n - 1]:
+    unigrams = int.from_bytes(trie_bytes[108:116], "little")
+    vocab_end = HEADER_BYTES + 8 + 8 * unigrams
+    for cut in [1, 50, 100, 120, HEADER_BYTES, vocab_end, n // 2, n - 100, n - 10, n - 1]:
         with pytest.raises(ModelFormatError, match=r"m\.bin") as e:
             _load_bytes(tmp_path, trie_bytes[:cut])
         assert "truncated" in str(e.value) or "words" in str(e.value), (cut, str(e.value))
@@ -214,7 +273,7 @@ def test_random_mutations_never_crash(trie_bytes: bytes, tmp_path: Path) -> None
     never another exception, a crash or a hang."""
     rng = random.Random(12)
     outcomes = {"loaded": 0, "refused": 0}
-    for _ in range(24):
+    for _ in range(200):
         data = bytearray(trie_bytes)
         for _ in range(rng.randint(1, 4)):
             at = rng.randrange(len(data)) if rng.random() < 0.7 else rng.randrange(HEADER_BYTES)
@@ -225,7 +284,7 @@ def test_random_mutations_never_crash(trie_bytes: bytes, tmp_path: Path) -> None
         except ModelFormatError:
             outcomes["refused"] += 1
     assert outcomes["refused"] > 0
-    assert outcomes["loaded"] + outcomes["refused"] == 24
+    assert outcomes["loaded"] + outcomes["refused"] == 200
 
 
 def test_other_files_are_refused(tmp_path: Path) -> None:
