@@ -30,6 +30,10 @@ pub struct Bins {
 impl Bins {
     fn read(search: &[u8], at: usize, bits: u8) -> Option<(Bins, usize)> {
         let n = 1usize << bits;
+        // checked before allocating: up to 2^25 centers
+        if at.checked_add(4 * n)? > search.len() {
+            return None;
+        }
         let centers = (0..n)
             .map(|i| read_u32(search, at + 4 * i).map(f32::from_bits))
             .collect::<Option<Vec<f32>>>()?;
