@@ -7,8 +7,9 @@ the load time of ``NGramModel.from_kenlm_binary(path)``, of ``kenlm.Model(path)`
 file lazily: pages are read when scoring touches them) and of ``kenlm.Model`` with
 ``load_method=READ`` (the whole file read into memory, as fastppl reads it), timed in turn in this
 process, medians of ``--repeats``; then the scoring throughput of each converted model on
-``machado.test.txt`` (``evaluate``, one Rust call, ``--passes`` times per timing; tokens = words +
-one ``</s>`` a sentence), with the model read from the ARPA file as the baseline, and the
+``machado.test.txt`` (``evaluate``, one Rust call, ``--passes`` times per timing, the models in
+turn in each repeat; tokens = words + one ``</s>`` a sentence), with the model read from the ARPA
+file as the baseline, and the
 ``kenlm`` module's ``score`` over the same sentences (a Python loop, as its API goes). Prints one
 JSON object.
 """
@@ -20,6 +21,7 @@ import json
 import statistics
 import time
 from pathlib import Path
+from typing import Any
 
 import kenlm
 
@@ -48,7 +50,7 @@ def main() -> None:
     lines = test.read_text(encoding="utf-8").splitlines()
     corpus = Corpus.from_file(test, tokenizer="whitespace", sentences="lines")
     tokens = sum(len(line.split()) + 1 for line in lines)
-    report: dict[str, object] = {"repeats": args.repeats, "passes": args.passes, "tokens": tokens}
+    report: dict[str, Any] = {"repeats": args.repeats, "passes": args.passes, "tokens": tokens}
     read_config = kenlm.Config()
     read_config.load_method = kenlm.LoadMethod.READ
 
@@ -56,17 +58,13 @@ def main() -> None:
         for _ in range(args.passes):
             run()
 
-    def throughput(model: NGramModel) -> float:
-        seconds = _median_seconds(lambda: passes(lambda: model.evaluate(corpus)), args.repeats)
-        return tokens * args.passes / seconds
-
-    arpa_model = NGramModel.from_arpa(ARPA / "machado.o3.arpa.gz")
     report["arpa"] = {
         "load_s": _median_seconds(
             lambda: NGramModel.from_arpa(ARPA / "machado.o3.arpa.gz"), args.repeats
         ),
-        "tokens_per_s": throughput(arpa_model),
     }
+    # scored in turn in each repeat, so that every model sees the same machine load
+    models = {"arpa": NGramModel.from_arpa(ARPA / "machado.o3.arpa.gz")}
     for kind in KINDS:
         path = ARPA / "kenlm-binary" / f"machado.o3.{kind}.bin"
         ours: list[float] | None = []
@@ -99,8 +97,17 @@ def main() -> None:
             entry["fastppl"] = "refused (probing)"
         else:
             entry["fastppl_load_s"] = statistics.median(ours)
-            entry["fastppl_tokens_per_s"] = throughput(NGramModel.from_kenlm_binary(path))
+            models[kind] = NGramModel.from_kenlm_binary(path)
         report[kind] = entry
+    seconds: dict[str, list[float]] = {name: [] for name in models}
+    for _ in range(args.repeats):
+        for name, model in models.items():
+            t = time.perf_counter()
+            passes(lambda model=model: model.evaluate(corpus))
+            seconds[name].append(time.perf_counter() - t)
+    for name, times in seconds.items():
+        key = "tokens_per_s" if name == "arpa" else "fastppl_tokens_per_s"
+        report[name][key] = tokens * args.passes / statistics.median(times)
     print(json.dumps(report, indent=2))
 
 
