@@ -179,38 +179,74 @@ def small_text(machado_test_head_path: Path) -> list[str]:
 
 
 @pytest.fixture(scope="module", params=[2, 3, 4, 5])
-def small_trie(request, small_text, tmp_path_factory) -> tuple[Path, Path]:
-    """(trie, ARPA) of a model of order ``request.param``."""
-    folder = tmp_path_factory.mktemp(f"trie{request.param}")
+def small_arpa(request, small_text, tmp_path_factory) -> tuple[Path, dict]:
+    """An ARPA file of order ``request.param`` and its n-grams."""
+    folder = tmp_path_factory.mktemp(f"order{request.param}")
     corpus = Corpus.from_sentences([line.split() for line in small_text[:SMALL_TRAIN]])
     arpa = folder / "m.arpa"
     NGramModel.fit(corpus, order=request.param, smoothing=SMALL_SMOOTHING).to_arpa(arpa)
-    trie = folder / "m.bin"
-    trie.write_bytes(write_trie(read_arpa(arpa)[1]))
-    return trie, arpa
+    return arpa, read_arpa(arpa)[1]
 
 
-def test_written_tries_are_what_kenlm_reads(small_trie, small_text) -> None:
-    """The writer's files score in the kenlm module exactly as the ARPA files they hold."""
+#: build_binary's trie options the writer reproduces: quantization bits (-q, -b), pointer
+#: compression budget (-a); "q4b3-a3" has few bins and pointers compressed to a few low bits.
+VARIANTS = {
+    "plain": {},
+    "q8b8": {"quantize": (8, 8)},
+    "a22": {"array_bits": 22},
+    "q4b3-a3": {"quantize": (4, 3), "array_bits": 3},
+}
+
+
+def _write(arpa: tuple[Path, dict], tmp_path: Path, variant: str) -> Path:
+    path = tmp_path / f"{variant}.bin"
+    path.write_bytes(write_trie(arpa[1], **VARIANTS[variant]))
+    return path
+
+
+def test_written_tries_are_what_kenlm_reads(small_arpa, small_text, tmp_path: Path) -> None:
+    """The writer's unquantized files score in the kenlm module exactly as their ARPA files."""
     kenlm = pytest.importorskip("kenlm")
-    trie, arpa = small_trie
-    from_trie, from_arpa = kenlm.Model(str(trie)), kenlm.Model(str(arpa))
-    for line in small_text[SMALL_TRAIN:]:
-        assert list(from_trie.full_scores(line)) == list(from_arpa.full_scores(line)), line
+    for variant in ("plain", "a22"):
+        from_trie = kenlm.Model(str(_write(small_arpa, tmp_path, variant)))
+        from_arpa = kenlm.Model(str(small_arpa[0]))
+        for line in small_text[SMALL_TRAIN:]:
+            assert list(from_trie.full_scores(line)) == list(from_arpa.full_scores(line)), line
 
 
-def test_a_trie_reads_as_its_arpa_file(small_trie, small_text, tmp_path: Path) -> None:
-    trie, arpa = small_trie
-    ours, reference = NGramModel.from_kenlm_binary(trie), NGramModel.from_arpa(arpa)
-    assert ours.order == reference.order
-    assert ours.ngram_counts == reference.ngram_counts
-    ours.to_arpa(tmp_path / "back.arpa")
-    assert read_arpa(tmp_path / "back.arpa") == read_arpa(arpa)
+def test_a_trie_reads_as_its_arpa_file(small_arpa, small_text, tmp_path: Path) -> None:
+    for variant in ("plain", "a22"):
+        ours = NGramModel.from_kenlm_binary(_write(small_arpa, tmp_path, variant))
+        reference = NGramModel.from_arpa(small_arpa[0])
+        assert ours.order == reference.order
+        assert ours.ngram_counts == reference.ngram_counts
+        ours.to_arpa(tmp_path / "back.arpa")
+        assert read_arpa(tmp_path / "back.arpa") == read_arpa(small_arpa[0])
+        for line in small_text[SMALL_TRAIN:]:
+            words = line.split()
+            np.testing.assert_array_equal(
+                ours.full_scores(words, 10).logprob, reference.full_scores(words, 10).logprob
+            )
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_every_variant_scores_as_the_kenlm_module(
+    small_arpa, small_text, tmp_path: Path, variant: str
+) -> None:
+    """Each kind of trie (quantized and compressed together too, which the shared files lack),
+    read by fastppl and by the kenlm module: the same scores per token."""
+    kenlm = pytest.importorskip("kenlm")
+    path = str(_write(small_arpa, tmp_path, variant))
+    ours, theirs = fastppl.kenlm.Model(path), kenlm.Model(path)
+    arpa_model = NGramModel.from_arpa(small_arpa[0])
+    quantized_away = 0
     for line in small_text[SMALL_TRAIN:]:
-        words = line.split()
-        np.testing.assert_array_equal(
-            ours.full_scores(words, 10).logprob, reference.full_scores(words, 10).logprob
-        )
+        got, want = list(ours.full_scores(line)), list(theirs.full_scores(line))
+        assert [(n, oov) for _, n, oov in got] == [(n, oov) for _, n, oov in want], line
+        np.testing.assert_allclose([p for p, _, _ in got], [p for p, _, _ in want], atol=1e-6)
+        exact = arpa_model.full_scores(line.split(), 10).logprob
+        quantized_away += not np.allclose([p for p, _, _ in got], exact, atol=1e-6)
+    assert (quantized_away > 0) == ("quantize" in VARIANTS[variant])
 
 
 @pytest.fixture(scope="module")

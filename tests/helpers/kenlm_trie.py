@@ -11,6 +11,8 @@ True
 
 from __future__ import annotations
 
+import bisect
+import math
 import struct
 
 MASK = (1 << 64) - 1
@@ -68,10 +70,64 @@ def _f32_bits(x: float) -> int:
     return struct.unpack("<I", struct.pack("<f", x))[0]
 
 
-def write_trie(grams: dict[int, dict[tuple[str, ...], tuple[float, float | None]]]) -> bytes:
-    """The bytes of a plain trie holding ``grams`` (as ``helpers.arpa_text.read_arpa`` returns
-    them: {order: {words: (log10 p, log10 backoff or None)}}, every n-gram's context and suffix
-    among the n-grams, ``<unk>``, ``<s>`` and ``</s>`` among the unigrams)."""
+class _Quantizer:
+    """Bins of equal population per order, centers their float32 means (the scheme of KenLM's
+    ``quantize.cc``, written here from its description); a backoff table reserves bins 0 and 1
+    for -0.0 and 0.0."""
+
+    def __init__(self, values: list[float], bits: int, reserved: bool) -> None:
+        n = (1 << bits) - (2 if reserved else 0)
+        ordered = sorted(values)
+        centers: list[float] = []
+        for i in range(n):
+            chunk = ordered[len(ordered) * i // n : len(ordered) * (i + 1) // n]
+            previous = centers[-1] if centers else -math.inf
+            centers.append(_f32(sum(chunk) / len(chunk)) if chunk else previous)
+        self.reserved = 2 if reserved else 0
+        self.centers = [-0.0, 0.0][: self.reserved] + centers
+
+    def encode(self, value: float) -> int:
+        """The bin of the nearest center (0.0 for a backoff of 0: "may be extended")."""
+        if self.reserved and value == 0.0:
+            return 1
+        found = bisect.bisect_left(self.centers, value, lo=self.reserved)
+        if found == self.reserved:
+            return found
+        if found == len(self.centers):
+            return found - 1
+        lower, upper = self.centers[found - 1], self.centers[found]
+        return found - (value - lower < upper - value)
+
+    def to_bytes(self) -> bytes:
+        return struct.pack(f"<{len(self.centers)}f", *self.centers)
+
+
+def _f32(x: float) -> float:
+    return struct.unpack("<f", struct.pack("<f", x))[0]
+
+
+def _array_shape(records: int, max_next: int, budget: int) -> tuple[int, int]:
+    """(low bits chopped, array length) of array-compressed pointers, as rust/formats/kenlm
+    documents KenLM's choice."""
+    required = _bits(max_next)
+    best = (0, None)
+    for chop in range(min(required, budget) + 1):
+        change = (max_next >> (required - chop)) * 64 - records * chop
+        if best[1] is None or change < best[1]:
+            best = (chop, change)
+    return best[0], (max_next >> (required - best[0])) + 1
+
+
+def write_trie(
+    grams: dict[int, dict[tuple[str, ...], tuple[float, float | None]]],
+    quantize: tuple[int, int] | None = None,
+    array_bits: int | None = None,
+) -> bytes:
+    """The bytes of a trie holding ``grams`` (as ``helpers.arpa_text.read_arpa`` returns them:
+    {order: {words: (log10 p, log10 backoff or None)}}, every n-gram's context and suffix among
+    the n-grams, ``<unk>``, ``<s>`` and ``</s>`` among the unigrams); ``quantize=(P, B)`` as
+    ``build_binary -q P -b B``, ``array_bits=A`` as ``-a A``. Zero backoffs are written as "may
+    be extended" (+0.0), which is always correct."""
     order = max(grams)
     # KenLM's trie vocabulary: <unk> is 0, the other words in the order of their hashes
     words = sorted((w for (w,) in grams[1] if w != "<unk>"), key=lambda w: _hash(w))
@@ -94,36 +150,78 @@ def write_trie(grams: dict[int, dict[tuple[str, ...], tuple[float, float | None]
             out.append(j)
         return [*out, len(children)]
 
+    model_type = TRIE + (1 if quantize else 0) + (2 if array_bits is not None else 0)
     header = bytearray(MAGIC + bytes(56 - len(MAGIC)))
     header += struct.pack("<fffIIIQ", 0.0, 1.0, -0.5, 1, 0xFFFFFFFF, 0, 1)
-    header += struct.pack("<B3xfI?3xI", order, 1.5, TRIE, True, 1)
+    header += struct.pack("<B3xfI?3xI", order, 1.5, model_type, True, 1)
     header += struct.pack(f"<{order}Q", *counts)
     header += bytes(-len(header) % 8)
     vocab = struct.pack("<Q", len(words)) + b"".join(struct.pack("<Q", _hash(w)) for w in words)
     vocab += bytes(8 + 8 * counts[0] - len(vocab))
-    unigrams = bytearray()
+    out = bytearray(header + vocab)
+    tables: dict[int, tuple[_Quantizer, _Quantizer | None]] = {}
+    if quantize:
+        prob_bits, backoff_bits = quantize
+        out += bytes([2, prob_bits, backoff_bits]) + bytes(5)
+        for m in range(2, order + 1):
+            probs = [p for p, _ in grams[m].values()]
+            prob_table = _Quantizer(probs, prob_bits, reserved=False)
+            backoff_table = None
+            if m < order:
+                backoffs = [b for _, b in grams[m].values() if b]
+                backoff_table = _Quantizer(backoffs, backoff_bits, reserved=True)
+            tables[m] = (prob_table, backoff_table)
+            out += prob_table.to_bytes() + (backoff_table.to_bytes() if backoff_table else b"")
     nexts = first_children(1)
     for k in range(counts[0]):
         word = "<unk>" if k == 0 else words[k - 1]
         prob, backoff = grams[1][(word,)]
-        unigrams += struct.pack("<ffQ", prob, backoff or 0.0, nexts[k])
-    unigrams += struct.pack("<ffQ", 0.0, 0.0, nexts[-1]) + bytes(16)
-    body = bytearray(unigrams)
+        out += struct.pack("<ffQ", prob, backoff or 0.0, nexts[k])
+    out += struct.pack("<ffQ", 0.0, 0.0, nexts[-1]) + bytes(16)
     word_bits = _bits(counts[0])
+    value_bits = {True: sum(quantize) if quantize else 63, False: quantize[0] if quantize else 31}
     for m in range(2, order + 1):
         middle = m < order
-        next_bits = _bits(counts[m]) if middle else 0
-        records = _Records(counts[m - 1], word_bits + (63 if middle else 31) + next_bits)
-        nexts = first_children(m) if middle else []
+        next_bits, nexts = 0, []
+        if middle:
+            nexts = first_children(m)
+            next_bits = _bits(counts[m])
+            if array_bits is not None:
+                # the block: version 0, the bit budget, then from the next multiple of 8 a u64
+                # of padding and the first record of each value of the pointers' high bits
+                chop, length = _array_shape(counts[m - 1] + 1, counts[m], array_bits)
+                next_bits -= chop
+                starts = [0] + [
+                    next(i for i, n in enumerate(nexts) if n >> next_bits >= h)
+                    for h in range(1, length)
+                ]
+                base = len(out)
+                block = bytearray(8 * (1 + length) + 7)
+                block[:2] = bytes([0, array_bits])
+                first = -base % 8 + 8
+                block[first : first + 8 * length] = struct.pack(f"<{length}Q", *starts)
+                out += block
+        width = word_bits + value_bits[middle] + next_bits
+        records = _Records(counts[m - 1], width)
         for i, g in enumerate(levels[m]):
             prob, backoff = values[m][g]
             records.put(i, 0, word_bits, g[0])
-            records.put(i, word_bits, 31, _f32_bits(prob) & 0x7FFFFFFF)
+            if quantize:
+                prob_table, backoff_table = tables[m]
+                at = word_bits
+                if backoff_table is not None:
+                    records.put(i, at, quantize[1], backoff_table.encode(backoff or 0.0))
+                    at += quantize[1]
+                records.put(i, at, quantize[0], prob_table.encode(prob))
+            else:
+                records.put(i, word_bits, 31, _f32_bits(prob) & 0x7FFFFFFF)
+                if middle:
+                    records.put(i, word_bits + 31, 32, _f32_bits(backoff or 0.0))
             if middle:
-                records.put(i, word_bits + 31, 32, _f32_bits(backoff or 0.0))
-                records.put(i, word_bits + 63, next_bits, nexts[i])
+                records.put(i, word_bits + value_bits[True], next_bits, nexts[i] % (1 << next_bits))
         if middle:
-            records.put(counts[m - 1], word_bits + 63, next_bits, nexts[-1])
-        body += records.to_bytes()
+            last = nexts[-1] % (1 << next_bits)
+            records.put(counts[m - 1], word_bits + value_bits[True], next_bits, last)
+        out += records.to_bytes()
     strings = b"".join(w.encode() + b"\0" for w in ["<unk>", *words])
-    return bytes(header + vocab + body + strings)
+    return bytes(out + strings)
