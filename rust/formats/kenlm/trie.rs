@@ -164,6 +164,20 @@ impl<'a> Trie<'a> {
         )
     }
 
+    /// (KenLM word id, log10 p, log10 backoff (0 on the highest order)) of record `c` of order
+    /// `m`; `None` if it lies outside the file.
+    fn record(&self, m: usize, c: u64) -> Option<(u64, f32, f32)> {
+        let level = &self.levels[m - 2];
+        let word = level.records.field(c, 0, level.word_bits)?;
+        let offset = level.value_offset();
+        let (prob, backoff) = if m < self.counts.len() {
+            self.values.middle(m, &level.records, c, offset)?
+        } else {
+            (self.values.longest(&level.records, c, offset)?, 0.0)
+        };
+        Some((word, prob, backoff))
+    }
+
     /// Fills `model` (empty tables sized for the counts, `ids[k]` the fastppl id of KenLM word
     /// `k`) with every n-gram of the trie, reporting n-grams to `job`.
     pub fn fill(&self, model: &mut Model, ids: &[u32], path: &str, job: &Job) -> Result<()> {
@@ -187,7 +201,6 @@ impl<'a> Trie<'a> {
         let mut ticks = 0u64;
         let order = self.counts.len();
         for m in 2..=order {
-            let level = &self.levels[m - 2];
             let count = self.counts[m - 1];
             let keep = m < order;
             let mut level_words = Vec::with_capacity(if keep { count as usize } else { 0 });
@@ -223,10 +236,7 @@ impl<'a> Trie<'a> {
                     )));
                 }
                 for c in begin..end {
-                    let w = level
-                        .records
-                        .field(c, 0, level.word_bits)
-                        .ok_or_else(|| corrupt(m, c))?;
+                    let (w, prob, backoff) = self.record(m, c).ok_or_else(|| corrupt(m, c))?;
                     let Some(&w) = ids.get(w as usize) else {
                         return Err(fail(format!(
                             "{m}-gram record {c} has word id {w}, but there are {} words",
@@ -242,19 +252,6 @@ impl<'a> Trie<'a> {
                         e = parents[k - 2][e] as usize;
                     }
                     ngram.push(ids[e]);
-                    let offset = level.value_offset();
-                    let (prob, backoff) = if keep {
-                        self.values
-                            .middle(m, &level.records, c, offset)
-                            .ok_or_else(|| corrupt(m, c))?
-                    } else {
-                        (
-                            self.values
-                                .longest(&level.records, c, offset)
-                                .ok_or_else(|| corrupt(m, c))?,
-                            0.0,
-                        )
-                    };
                     check_values(prob, backoff, || words_of(model, &ngram), path)?;
                     let Some(context) = model.find(&ngram[..m - 1]) else {
                         return Err(fail(format!(
