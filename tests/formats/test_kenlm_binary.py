@@ -334,3 +334,11 @@ def test_other_files_are_refused(tmp_path: Path) -> None:
         NGramModel.from_kenlm_binary(tmp_path)
     with pytest.raises(ModelFileNotFoundError):
         NGramModel.from_kenlm_binary(tmp_path / "missing.bin")
+
+
+def test_load_points_kenlm_files_to_their_reader(trie_bytes: bytes, tmp_path: Path) -> None:
+    path = tmp_path / "m.bin"
+    path.write_bytes(trie_bytes)
+    with pytest.raises(ModelFormatError, match="KenLM binary files with from_kenlm_binary"):
+        NGramModel.load(path)
+    assert NGramModel.from_file(path).order == 3
