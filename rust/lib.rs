@@ -14,7 +14,7 @@
 //! | [`corpus`]   | tokens interned as ids, sentence modes, tokenizers, vocab, padded stream |
 //! | [`ngram`]    | keys (packing, `EMPTY`, `find_chain`, `MAX_ORDER`), counts, probing tables |
 //! | [`model`]    | the model in backoff form, its scoring state, corpus scoring           |
-//! | [`formats`]  | ARPA (reader, [`formats::arpa::ArpaWriter`]) and the binary format     |
+//! | [`formats`]  | ARPA (reader, [`formats::arpa::ArpaWriter`]), the binary format, KenLM's binary tries (reader) |
 //! | [`estimate`] | [`estimate::Smoothing`] (the estimator list), pruning, fit, budgeted |
 //! | `py`         | the only PyO3 code (feature `python`, on by default)                   |
 //!

@@ -10,6 +10,7 @@ import numpy.typing as npt
 __all__ = [
     "ARPA_SMOOTHINGS",
     "BINARY_MAGIC",
+    "KENLM_MAGIC",
     "MAX_ORDER",
     "MIN_MEMORY",
     "SMOOTHINGS",
@@ -36,6 +37,7 @@ __version__: str
 MAX_ORDER: int
 MIN_MEMORY: int
 BINARY_MAGIC: bytes
+KENLM_MAGIC: bytes
 SMOOTHINGS: dict[str, dict[str, float | bool]]
 ARPA_SMOOTHINGS: list[str]
 
@@ -174,6 +176,10 @@ class NGramModel:
     ) -> NGramModel: ...
     @staticmethod
     def from_arpa(
+        path: str | os.PathLike[str], progress: _ProgressCallback | None = None
+    ) -> NGramModel: ...
+    @staticmethod
+    def from_kenlm_binary(
         path: str | os.PathLike[str], progress: _ProgressCallback | None = None
     ) -> NGramModel: ...
     def to_arpa(

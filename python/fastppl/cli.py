@@ -154,6 +154,13 @@ def _read_corpus(path: str | None, args: argparse.Namespace, progress: ProgressC
     return Corpus.from_file(path, encoding=args.encoding, progress=progress or False, **options)
 
 
+#: What `eval` and `score` read (NGramModel.from_file).
+MODEL_HELP = (
+    "ARPA model (plain or compressed), fastppl binary model or KenLM binary trie (recognized by "
+    "their bytes)"
+)
+
+
 def _model_and_text(args: argparse.Namespace):
     """The model (`args.model`, binary or ARPA) and the corpus to score (`args.text`), with
     status lines."""
@@ -616,7 +623,8 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=f"Tokens: {TOKENS_HELP}; OOVs are counted among them.",
     )
     evaluate.add_argument(
-        "model", help="ARPA model (plain or compressed) or binary model (recognized by its bytes)"
+        "model",
+        help=MODEL_HELP,
     )
     evaluate.add_argument("text", nargs="?", help="text to score (default: standard input)")
     evaluate.add_argument("--json", action="store_true", help="print the figures as JSON")
@@ -632,7 +640,8 @@ def build_parser() -> argparse.ArgumentParser:
         f"shortest form (float64 noise of the base conversion dropped); {TOKENS_HELP}.",
     )
     score.add_argument(
-        "model", help="ARPA model (plain or compressed) or binary model (recognized by its bytes)"
+        "model",
+        help=MODEL_HELP,
     )
     score.add_argument("text", nargs="?", help="text to score (default: standard input)")
     score.add_argument(

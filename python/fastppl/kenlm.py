@@ -9,7 +9,10 @@ Differences from the ``kenlm`` module:
 
 - ``score`` sums in float64 where KenLM sums in float32: totals can differ by ~1e-5 on long
   sentences (each token's score agrees to 1e-6).
-- Only ARPA files and fastppl binary models are read; KenLM's own binary files are not (yet).
+- ARPA files, fastppl binary models and KenLM's binary tries (``build_binary trie``, also
+  quantized or with compressed pointers) are read; KenLM's probing binaries (``build_binary``'s
+  default) are refused with a :class:`fastppl.errors.ModelFormatError` (load the ARPA file, or
+  build a trie). Loading a trie reads every n-gram into memory, where ``kenlm`` maps the file.
 - The incremental ``State`` API (``BaseScore``, ``BeginSentenceWrite``, ...) is not provided.
 - ``<s>`` and ``</s>`` inside a sentence raise :class:`fastppl.errors.InvalidArgumentError`.
 
@@ -33,7 +36,8 @@ from fastppl.model import NGramModel
 
 
 class Model:
-    """An n-gram model read from ``path`` (ARPA, plain or compressed, or fastppl binary).
+    """An n-gram model read from ``path`` (ARPA, plain or compressed, fastppl binary, or a KenLM
+    binary trie).
 
     ``path`` is then the absolute path as bytes, as in the kenlm module.
 

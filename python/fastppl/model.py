@@ -262,6 +262,52 @@ class NGramModel:
         with reporter(progress) as report:
             return cls(_core.NGramModel.from_arpa(os.fspath(path), progress=report))
 
+    @classmethod
+    def from_kenlm_binary(
+        cls, path: str | os.PathLike[str], *, progress: Progress = False
+    ) -> NGramModel:
+        """Loads a binary file made by KenLM's ``build_binary`` (format version 5).
+
+        Supported: the trie in every variant KenLM writes: plain (``build_binary trie``),
+        quantized (``-q``/``-b``: the values are the bin centers KenLM's ``query`` uses, so scores
+        are those of ``query`` on the file, not of the ARPA it was built from), with
+        array-compressed pointers (``-a``), and both. Every n-gram is read into an ordinary model,
+        so everything works as for :meth:`from_arpa` (scoring to KenLM's ``query`` scores on the
+        same file, :meth:`to_arpa`, :meth:`save`). Not supported: probing files
+        (``build_binary probing``, KenLM's default), whose hash tables cannot be listed as
+        n-grams: they raise :class:`ModelFormatError` saying so (load the ARPA file instead, or
+        rebuild the binary as a trie); and files written on big-endian machines.
+
+        Args:
+            path: the binary file.
+            progress: ``True`` for a progress bar on stderr, or a callable ``(stage, done,
+                total)``; see :mod:`fastppl.progress`. Ctrl-C interrupts the call either way.
+
+        Returns:
+            The model (``smoothing == "arpa"``, ``bos_eos == True``, no training counts).
+
+        Raises:
+            ModelFileNotFoundError: ``path`` does not exist (a ``FileNotFoundError``).
+            ModelFormatError: the file is not a KenLM binary file, is of another format version,
+                byte order or search structure (probing), or is truncated or corrupt; the message
+                and ``.path`` name the file.
+            OSError: the file cannot be read.
+
+        Example (``NGramModel.from_kenlm_binary("lm.trie.bin").perplexity(...)`` on a real file;
+        anything else is refused with a message saying what it is):
+
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "m.bin")
+        >>> with open(path, "wb") as f:
+        ...     _ = f.write(b"mmap lm http://kheafield.com/code format version 4")
+        >>> NGramModel.from_kenlm_binary(path)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        fastppl.errors.ModelFormatError: ...: KenLM binary format version 4, but fastppl reads ...
+        """
+        with reporter(progress) as report:
+            return cls(_core.NGramModel.from_kenlm_binary(os.fspath(path), progress=report))
+
     def to_arpa(self, path: str | os.PathLike[str], *, progress: Progress = False) -> None:
         """Writes the model as an ARPA file in KenLM's layout (log10 values, float32 precision).
 
@@ -370,9 +416,10 @@ class NGramModel:
     def from_file(
         cls, path: str | os.PathLike[str], *, mmap: bool = True, progress: Progress = False
     ) -> NGramModel:
-        """Loads a model file of either kind: fastppl's binary format (:meth:`load`, recognized
-        by its magic bytes) or an ARPA file, plain or compressed (:meth:`from_arpa`). ``mmap``
-        as in :meth:`load` (ARPA files are always read into memory).
+        """Loads a model file of any kind, recognized by its first bytes: fastppl's binary format
+        (:meth:`load`), a KenLM binary file (:meth:`from_kenlm_binary`), else an ARPA file, plain
+        or compressed (:meth:`from_arpa`). ``mmap`` as in :meth:`load` (the other kinds are read
+        into memory).
 
         >>> import os, tempfile
         >>> c = Corpus.from_sentences([["a", "b"], ["b"]])
@@ -385,15 +432,17 @@ class NGramModel:
 
         Raises:
             ModelFileNotFoundError: ``path`` does not exist (a ``FileNotFoundError``).
-            ModelFormatError: the file is neither kind, or is malformed.
+            ModelFormatError: the file is none of these kinds, or is malformed.
         """
         try:
             with open(path, "rb") as f:
-                head = f.read(len(_core.BINARY_MAGIC))
+                head = f.read(max(len(_core.BINARY_MAGIC), len(_core.KENLM_MAGIC)))
         except FileNotFoundError:
             raise ModelFileNotFoundError(f"model file not found: {os.fspath(path)!r}") from None
-        if head == _core.BINARY_MAGIC:
+        if head.startswith(_core.BINARY_MAGIC):
             return cls.load(path, mmap=mmap, progress=progress)
+        if head.startswith(_core.KENLM_MAGIC):
+            return cls.from_kenlm_binary(path, progress=progress)
         return cls.from_arpa(path, progress=progress)
 
     # ---- properties ---------------------------------------------------------------------

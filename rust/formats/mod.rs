@@ -1,4 +1,6 @@
-//! Model files: ARPA text (read and write) and fastppl's own memory-mapped binary format.
+//! Model files: ARPA text (read and write), fastppl's own memory-mapped binary format, and
+//! KenLM's binary files (read).
 
 pub mod arpa;
 pub mod binary;
+pub mod kenlm;

@@ -10,7 +10,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")"
 seconds=${1:-20}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(arpa_reader binary_loader compressed_reader tokenizers)
+[ ${#targets[@]} -gt 0 ] || targets=(arpa_reader binary_loader compressed_reader kenlm_reader tokenizers)
 
 export RUSTFLAGS="--cfg fuzzing -Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4 \
 -Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table \

@@ -19,6 +19,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "BINARY_MAGIC",
         pyo3::types::PyBytes::new(m.py(), &crate::formats::binary::MAGIC),
     )?;
+    m.add(
+        "KENLM_MAGIC",
+        pyo3::types::PyBytes::new(m.py(), crate::formats::kenlm::MAGIC_PREFIX),
+    )?;
     model::register_smoothings(m)?;
     m.add_class::<corpus::PyCorpus>()?;
     m.add_class::<model::PyModel>()?;

@@ -161,6 +161,22 @@ impl PyModel {
         })
     }
 
+    /// Reads a KenLM binary file (a trie of any kind; see `formats/kenlm`); releases the GIL.
+    #[staticmethod]
+    #[pyo3(signature = (path, progress=None))]
+    fn from_kenlm_binary(
+        py: Python<'_>,
+        path: std::path::PathBuf,
+        progress: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let model = job::run(py, progress.as_ref(), |job| {
+            crate::formats::kenlm::read_kenlm_binary(&path, job)
+        })?;
+        Ok(PyModel {
+            model: Arc::new(model),
+        })
+    }
+
     /// Writes the model as an ARPA file, compressed by extension; releases the GIL.
     #[pyo3(signature = (path, progress=None))]
     fn to_arpa(

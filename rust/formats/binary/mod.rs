@@ -450,7 +450,8 @@ fn check_fixed_header(head: &[u8], size: u64, p: &str) -> Result<()> {
     if c.take(8)? != MAGIC {
         return Err(format_err(
             p,
-            "not a fastppl binary model (wrong magic bytes; ARPA files are read with from_arpa)",
+            "not a fastppl binary model (wrong magic bytes; ARPA files are read with from_arpa, \
+             KenLM binary files with from_kenlm_binary, and from_file tells them apart)",
         ));
     }
     let version = c.u32()?;

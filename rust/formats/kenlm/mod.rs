@@ -1,0 +1,156 @@
+//! KenLM's binary model files (`build_binary` output, format version 5), read into a fastppl
+//! [`Model`]: `lm/binary_format.{hh,cc}`, `lm/model.cc`, `lm/vocab.cc`, `lm/search_trie.cc`,
+//! `lm/trie.cc`, `lm/bhiksha.cc`, `lm/quantize.cc`, `util/bit_packing.hh`.
+//!
+//! ## File
+//! ```text
+//! header               magic, test values, parameters, counts (header.rs)
+//! vocabulary lookup    probing: a hash table of word hashes; trie: a sorted array of them
+//! search               probing: hash tables per order; trie: see trie.rs
+//! words                NUL-terminated, in id order (words.rs)
+//! ```
+//! Numbers are in the writing machine's byte order; only little-endian files (x86-64, ARM64)
+//! are read, which the header's test values check.
+//!
+//! ## What is read
+//! - Tries of every kind: plain (`build_binary trie`), quantized (`-q`, `-b`: the values are the
+//!   bin centers KenLM's `query` uses), with array-compressed pointers (`-a`), and both. Every
+//!   n-gram is converted (trie.rs), so scoring, ARPA and fastppl-binary output work as for a
+//!   model read from ARPA (`smoothing == "arpa"`): scores are KenLM's `query` scores on that
+//!   file. As in the ARPA reader, log10 values are float32s made float64 natural logs, `-99` is
+//!   log10 0, `<s>` is never predicted.
+//! - Probing files (`build_binary probing`, KenLM's default) are recognized and refused: their
+//!   tables hold 64-bit hashes of word-id sequences, not the words, so their n-grams cannot be
+//!   listed, and fastppl has no scorer working on KenLM's tables in place yet.
+//!
+//! Everything is bounds-checked: the sizes of all parts are computed from the header and
+//! checked against the file's length before use, and every read is checked again, so a
+//! truncated, corrupt or hostile file gives an [`Error::BinaryFormat`] naming the file, never a
+//! panic.
+
+mod bits;
+mod header;
+mod pointers;
+mod trie;
+mod values;
+mod words;
+
+use std::f64::consts::LN_10;
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::model::{Fallback, Model, OrderTable};
+use crate::ngram::probing::ProbingTable;
+use crate::util::job::Job;
+
+pub use header::MAGIC_PREFIX;
+use header::{parse_header, SearchKind};
+use trie::Trie;
+use words::read_words;
+
+fn format_err(path: &str, message: impl Into<String>) -> Error {
+    Error::BinaryFormat {
+        path: path.to_string(),
+        message: message.into(),
+    }
+}
+
+/// The little-endian u32 at `bytes[at..]`, if it is there.
+fn read_u32(bytes: &[u8], at: usize) -> Option<u32> {
+    let b = bytes.get(at..at.checked_add(4)?)?;
+    Some(u32::from_le_bytes(b.try_into().ok()?))
+}
+
+/// The little-endian u64 at `bytes[at..]`, if it is there.
+fn read_u64(bytes: &[u8], at: usize) -> Option<u64> {
+    let b = bytes.get(at..at.checked_add(8)?)?;
+    Some(u64::from_le_bytes(b.try_into().ok()?))
+}
+
+/// A float32 log10 value as a natural log; `-99` is log10 0 (as in ARPA files), and -0.0 (a
+/// trie's "no extension" backoff) is 0.
+fn ln_from_log10(value: f32) -> f64 {
+    if value == -99.0 {
+        f64::NEG_INFINITY
+    } else {
+        f64::from(value) * LN_10 + 0.0
+    }
+}
+
+/// Refuses a log10 probability that is NaN or positive, or a log10 backoff that is NaN or
+/// infinite upward (the ARPA reader's rules), naming the n-gram `ngram()`.
+fn check_values(prob: f32, backoff: f32, ngram: impl Fn() -> String, path: &str) -> Result<()> {
+    if prob.is_nan() || prob > 0.0 {
+        return Err(format_err(
+            path,
+            format!(
+                "KenLM model: log10 probability {prob} of \"{}\" (expected <= 0)",
+                ngram()
+            ),
+        ));
+    }
+    if backoff.is_nan() || backoff == f32::INFINITY {
+        return Err(format_err(
+            path,
+            format!("KenLM model: log10 backoff {backoff} of \"{}\"", ngram()),
+        ));
+    }
+    Ok(())
+}
+
+/// Reads the KenLM binary file at `path`, reporting n-grams read to `job` (which can cancel it).
+pub fn read_kenlm_binary(path: &Path, job: &Job) -> Result<Model> {
+    if path.is_dir() {
+        return Err(format_err(
+            &path.display().to_string(),
+            "is a directory, not a KenLM binary file",
+        ));
+    }
+    let bytes = std::fs::read(path).map_err(Error::io(path))?;
+    read_kenlm_bytes(&bytes, &path.display().to_string(), job)
+}
+
+/// Reads a KenLM binary file from its bytes; `path` names it in errors.
+pub fn read_kenlm_bytes(bytes: &[u8], path: &str, job: &Job) -> Result<Model> {
+    let header = parse_header(bytes, path)?;
+    let SearchKind::Trie {
+        quantized,
+        array_pointers,
+    } = header.search
+    else {
+        return Err(format_err(
+            path,
+            "KenLM probing binaries (build_binary probing, the default) are not supported yet: \
+             their tables hold hashes of word sequences, which cannot be listed as n-grams. \
+             Load the ARPA file, or rebuild the binary as a trie (build_binary trie ...), which \
+             fastppl reads",
+        ));
+    };
+    let trie = Trie::parse(bytes, &header, quantized, array_pointers, path)?;
+    let (vocab, ids) = read_words(bytes, trie.end, header.counts[0], path)?;
+    let order = header.counts.len();
+    let total = header.counts[1..].iter().sum();
+    job.stage("reading KenLM binary", total)?;
+    let mut model = Model {
+        order,
+        bos_eos: true,
+        unigram_logp: vec![f64::NAN; vocab.len()],
+        unigram_weight: vec![0.0; vocab.len()],
+        vocab,
+        unigram_counts: Vec::new(),
+        higher: header.counts[1..]
+            .iter()
+            .map(|&c| OrderTable {
+                table: ProbingTable::with_entries(c as usize),
+                counts: Vec::new(),
+            })
+            .collect(),
+        fallback: Fallback::Chain,
+        missing_weight: 0.0,
+        normalized: true,
+        smoothing: "arpa".to_string(),
+        discounts: Vec::new(),
+    };
+    trie.fill(&mut model, &ids, path, job)?;
+    Ok(model)
+}
