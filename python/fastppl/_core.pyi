@@ -13,6 +13,7 @@ __all__ = [
     "MAX_ORDER",
     "MIN_MEMORY",
     "SMOOTHINGS",
+    "ContextScorer",
     "Corpus",
     "NGramModel",
     "PunktModel",
@@ -216,3 +217,13 @@ class NGramModel:
         token_logprobs: bool = False,
         progress: _ProgressCallback | None = None,
     ) -> dict[str, npt.NDArray[np.float64] | npt.NDArray[np.uint32]]: ...
+
+@final
+class ContextScorer:
+    """One word at a time after a context of model ids (fastppl.kenlm's State API)."""
+
+    def __new__(cls, model: NGramModel) -> ContextScorer: ...
+    def sentence_start(self) -> list[int]: ...
+    def score_word(
+        self, context: Sequence[int], word: str
+    ) -> tuple[float, int, bool, list[int]]: ...
