@@ -25,7 +25,7 @@ import os
 import re
 import sys
 import unicodedata
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -222,15 +222,48 @@ def perplexity(
     """
     ngram_model = _ngram_model(model)
     texts = _texts(documents)
-    if normalize is not False:
-        options = _Normalization(normalize)
+    options = None if normalize is False else _Normalization(normalize)
+    sp = None if sp_model is None else _sentencepiece(sp_model)
+    scores = [
+        _batch_perplexities(ngram_model, batch, options, sp, num_threads)
+        for batch in _batches(texts)
+    ]
+    return np.concatenate(scores) if scores else np.zeros(0)
+
+
+#: Characters of text prepared at a time by :func:`perplexity`: bounds the memory its
+#: intermediate lists of lines and pieces take (a Python object per piece).
+BATCH_CHARS = 4_000_000
+
+
+def _batches(texts: list[str]) -> Iterator[list[str]]:
+    """``texts`` in consecutive runs of about :data:`BATCH_CHARS` characters."""
+    start = size = 0
+    for i, text in enumerate(texts):
+        size += len(text)
+        if size >= BATCH_CHARS:
+            yield texts[start : i + 1]
+            start, size = i + 1, 0
+    if start < len(texts):
+        yield texts[start:]
+
+
+def _batch_perplexities(
+    model: NGramModel,
+    texts: list[str],
+    options: _Normalization | None,
+    sp: SentencePieceProcessor | None,
+    num_threads: int | None,
+) -> np.ndarray:
+    """:func:`perplexity` of one batch: normalized, cut into pieces, scored in one Rust call."""
+    if options is not None:
         texts = [_normalized_lines(text, options) for text in texts]
-    if sp_model is not None:
-        texts = _sentencepiece_lines(texts, _sentencepiece(sp_model), num_threads)
+    if sp is not None:
+        texts = _sentencepiece_lines(texts, sp, num_threads)
     else:
         texts = [text + "\n" for text in texts]  # every line ended: a last empty line counts
     corpus = Corpus.from_texts(texts, tokenizer="kenlm")
-    return ngram_model.evaluate(corpus).document_perplexities
+    return model.evaluate(corpus).document_perplexities
 
 
 def map_function(

@@ -174,3 +174,12 @@ def test_sentencepiece_documents_match_the_ccnet_loop(
         documents.perplexity(model, docs, sp_model=tmp_path / "none.model")
     with pytest.raises(InvalidArgumentError, match="not a SentencePiece model"):
         documents.perplexity(model, docs, sp_model=arpa)
+
+
+def test_batches_give_the_same_numbers(machado_model, machado_paragraphs, monkeypatch) -> None:
+    docs = _documents(machado_paragraphs[2000:2300])
+    whole = documents.perplexity(machado_model, docs)
+    monkeypatch.setattr(documents, "BATCH_CHARS", 5000)
+    assert len(list(documents._batches(docs))) > 10
+    np.testing.assert_array_equal(documents.perplexity(machado_model, docs), whole)
+    assert documents.perplexity(machado_model, []).shape == (0,)
