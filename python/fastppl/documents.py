@@ -4,8 +4,12 @@ CCNet (``cc_net/perplexity.py``) keeps or drops a web document by the perplexity
 over its lines: each line is normalized (:func:`normalize`), optionally cut into SentencePiece
 pieces, and scored as a sentence with ``<s>`` and ``</s>``; the document's perplexity is
 ``10 ** (-sum(log10 p) / sum(words + 1))`` over its lines. :func:`perplexity` computes that for a
-whole batch of documents: normalization with Python's C string methods, SentencePiece in its
-own threads, scoring in Rust on all cores.
+whole batch of documents: normalization with Python's C string methods (``bytes.translate``
+for ASCII lines), the words split in Rust, each distinct word cut by SentencePiece once (in its
+threads) and the corpus re-tokenized in Rust, scoring in Rust on all cores. The pieces are
+CCNet's, which cuts whole lines: the lines where that can differ are cut whole (see
+:func:`_cut_word_by_word`), and so is every line for a SentencePiece model whose pieces may span
+words (see :func:`_spec_allows_words`).
 
 >>> import fastppl
 >>> model = fastppl.NGramModel.fit(
@@ -68,8 +72,8 @@ PUNCT_REPLACEMENTS: dict[str, str] = {
 _PUNCT = {c: ascii_form for ascii_form, chars in PUNCT_REPLACEMENTS.items() for c in chars}
 #: Control characters CCNet deletes: C0 (U+0000-U+001F) and DEL with C1 (U+007F-U+009F).
 _NON_PRINTING = frozenset(itertools.chain(range(0x20), range(0x7F, 0xA0)))
-#: Whitespace at the edges of a line (``str.strip``'s, line by line; the newline stays).
-_LINE_EDGES = re.compile(r"^[^\S\n]+|[^\S\n]+$", re.MULTILINE)
+#: The ASCII control characters, for ``bytes.translate``.
+_ASCII_CONTROLS = bytes(cp for cp in _NON_PRINTING if cp < 0x80)
 
 
 def normalize(
@@ -100,26 +104,13 @@ def normalize(
     """
     if not isinstance(text, str):
         raise InvalidTypeError(f"text must be a str, got {type(text).__name__}")
-    text = text.strip()
-    if not text:
-        return text
-    return _normalized(text, _table(accent, numbers, _checked_punct(punct), False), accent, case)
-
-
-def _normalized(text: str, table: Mapping[int, str | None], accent: bool, case: bool) -> str:
-    """``text`` (edges already stripped) lowercased, decomposed and translated by ``table``."""
-    if case:
-        text = text.lower()
-    if accent:
-        text = unicodedata.normalize("NFD", text)
-    return text.translate(table)
+    options = _Normalization({"accent": accent, "case": case, "numbers": numbers, "punct": punct})
+    return options.line(text)
 
 
 def _normalized_lines(text: str, options: _Normalization) -> str:
-    """Every line of ``text`` normalized as :func:`normalize` does, in four passes over the text
-    (no Python loop over lines): the control characters go, the newlines stay."""
-    table = _table(options.accent, options.numbers, options.punct, True)
-    return _normalized(_LINE_EDGES.sub("", text), table, options.accent, options.case)
+    """Every line of ``text`` normalized as :func:`normalize` does, newlines kept."""
+    return "\n".join(map(options.line, text.split("\n")))
 
 
 @functools.cache
@@ -136,15 +127,12 @@ def _marks_and_digits() -> tuple[frozenset[int], frozenset[int]]:
 
 
 @functools.cache
-def _table(accent: bool, numbers: bool, punct: int, keep_newline: bool) -> dict[int, str | None]:
+def _table(accent: bool, numbers: bool, punct: int) -> dict[int, str | None]:
     """One ``str.translate`` table for CCNet's per-character steps (marks, digits, punctuation,
     control characters): each step turns a character into text that the later steps leave
     alone, so applying them in CCNet's order to each character is applying them in turn."""
     marks, digits = _marks_and_digits()
-    table: dict[int, str | None] = {}
-    for cp in _NON_PRINTING:
-        if not (keep_newline and cp == ord("\n")):
-            table[cp] = None
+    table: dict[int, str | None] = dict.fromkeys(_NON_PRINTING)
     if punct:
         for c, ascii_form in _PUNCT.items():
             table[ord(c)] = ascii_form if punct == 1 else None
@@ -162,19 +150,39 @@ def _checked_punct(punct: int) -> int:
 
 
 class _Normalization:
-    """The options of :func:`normalize`, checked once."""
+    """The options of :func:`normalize`, checked once, and the tables they need."""
 
-    __slots__ = ("accent", "case", "numbers", "punct")
+    __slots__ = ("accent", "ascii_table", "case", "numbers", "punct", "table")
 
     def __init__(self, options: bool | Mapping[str, Any]) -> None:
-        given = {} if options is True else dict(options)  # type: ignore[arg-type]
-        unknown = set(given) - {"accent", "case", "numbers", "punct"}
+        if options is True:
+            options = {}
+        if not isinstance(options, Mapping):
+            raise InvalidTypeError(
+                f"normalize must be a bool or a mapping of options, got {type(options).__name__}"
+            )
+        unknown = set(options) - {"accent", "case", "numbers", "punct"}
         if unknown:
             raise InvalidArgumentError(f"unknown normalize option(s): {sorted(unknown)}")
-        self.accent = bool(given.get("accent", True))
-        self.case = bool(given.get("case", True))
-        self.numbers = bool(given.get("numbers", True))
-        self.punct = _checked_punct(given.get("punct", 1))
+        self.accent = bool(options.get("accent", True))
+        self.case = bool(options.get("case", True))
+        self.numbers = bool(options.get("numbers", True))
+        self.punct = _checked_punct(options.get("punct", 1))
+        self.table = _table(self.accent, self.numbers, self.punct)
+        #: the same steps on ASCII text, for bytes.translate: digits to 0, controls deleted
+        digits = b"0123456789"
+        self.ascii_table = bytes.maketrans(digits, b"0" * 10 if self.numbers else digits)
+
+    def line(self, line: str) -> str:
+        """One line normalized (an ASCII line through ``bytes.translate``, which is faster)."""
+        line = line.strip()
+        if self.case:
+            line = line.lower()
+        if line.isascii():
+            return line.encode().translate(self.ascii_table, _ASCII_CONTROLS).decode()
+        if self.accent:
+            line = unicodedata.normalize("NFD", line)
+        return line.translate(self.table)
 
 
 def perplexity(
@@ -258,12 +266,45 @@ def _batch_perplexities(
     """:func:`perplexity` of one batch: normalized, cut into pieces, scored in one Rust call."""
     if options is not None:
         texts = [_normalized_lines(text, options) for text in texts]
-    if sp is not None:
-        texts = _sentencepiece_lines(texts, sp, num_threads)
+    threads = num_threads if num_threads is not None else os.cpu_count() or 1
+    if sp is not None and not _pieces_stay_within_words(sp):
+        texts = _sentencepiece_lines(texts, sp, threads)
     else:
         texts = [text + "\n" for text in texts]  # every line ended: a last empty line counts
     corpus = Corpus.from_texts(texts, tokenizer="kenlm")
+    if sp is not None and _pieces_stay_within_words(sp):
+        corpus = _cut_word_by_word(corpus, texts, sp, threads)
     return model.evaluate(corpus).document_perplexities
+
+
+#: A word holding a run of three copies of a unit ("...", "0000", "ababab"): several orders of
+#: the same pieces can spell it, with the same score, and which one SentencePiece keeps depends
+#: on the float rounding of the score of the line before it.
+_TIE_PRONE = re.compile(r"(.+?)\1\1")
+#: Longer words are not searched (the search is quadratic): their lines are cut whole.
+_LONG_WORD = 64
+
+
+def _cut_word_by_word(
+    corpus: Corpus, texts: list[str], sp: SentencePieceProcessor, threads: int
+) -> Corpus:
+    """``corpus`` (one sentence per line of ``texts``) re-tokenized into SentencePiece pieces:
+    each distinct word cut once, in SentencePiece's threads, and the corpus rebuilt in Rust.
+
+    A line cut whole is the concatenation of its words cut alone (see
+    :func:`_spec_allows_words`) except where two segmentations tie; the lines holding a word
+    where that can happen (:data:`_TIE_PRONE`) are cut whole, as CCNet cuts every line.
+    """
+    words = corpus._inner.vocab()
+    pieces = sp.encode(words, out_type=str, num_threads=threads)
+    tie_prone = [len(word) > _LONG_WORD or _TIE_PRONE.search(word) is not None for word in words]
+    whole: list[tuple[int, list[str]]] = []
+    indices = corpus._inner.sentences_with(tie_prone)
+    if indices:
+        lines = [line for text in texts for line in text.split("\n")[:-1]]
+        cut = sp.encode([lines[i] for i in indices], out_type=str, num_threads=threads)
+        whole = list(zip(indices, cut, strict=True))
+    return Corpus(corpus._inner.expand(pieces, whole))
 
 
 def map_function(
@@ -346,17 +387,41 @@ def _sentencepiece(sp_model: object) -> SentencePieceProcessor:
         raise InvalidArgumentError(f"{path!r} is not a SentencePiece model: {err}") from err
 
 
-def _sentencepiece_lines(
-    texts: list[str], sp: SentencePieceProcessor, num_threads: int | None
-) -> list[str]:
+@functools.cache
+def _spec_allows_words(serialized: bytes) -> bool:
+    """Whether a SentencePiece model (its serialized proto) cuts a line into the pieces of its
+    whitespace-separated words, each alone: it splits at whitespace, squeezes runs of it, and
+    marks the start of every word (SentencePiece's defaults). False when protobuf, which reads
+    the spec, is missing."""
+    try:
+        from sentencepiece import sentencepiece_model_pb2
+    except ImportError:  # protobuf absent: cannot tell
+        return False
+    proto = sentencepiece_model_pb2.ModelProto()
+    proto.ParseFromString(serialized)
+    trainer, normalizer = proto.trainer_spec, proto.normalizer_spec
+    return (
+        trainer.split_by_whitespace
+        and not trainer.treat_whitespace_as_suffix
+        and normalizer.add_dummy_prefix
+        and normalizer.remove_extra_whitespaces
+    )
+
+
+def _pieces_stay_within_words(sp: SentencePieceProcessor) -> bool:
+    """:func:`_spec_allows_words` for a loaded model."""
+    return _spec_allows_words(sp.serialized_model_proto())
+
+
+def _sentencepiece_lines(texts: list[str], sp: SentencePieceProcessor, threads: int) -> list[str]:
     """Each text with every line replaced by its pieces joined by spaces (every line ended by
-    a newline): all lines of all texts go to SentencePiece in one call, in its threads."""
+    a newline): all lines of all texts go to SentencePiece in one call, in its threads. For
+    models whose pieces may span words (see :func:`_spec_allows_words`)."""
     lines: list[str] = []
     bounds = [0]
     for text in texts:
         lines += text.split("\n")
         bounds.append(len(lines))
-    threads = num_threads if num_threads is not None else os.cpu_count() or 1
     pieces = sp.encode(lines, out_type=str, num_threads=threads)
     joined = [" ".join(line) for line in pieces]
     return ["\n".join(joined[a:b]) + "\n" for a, b in itertools.pairwise(bounds)]

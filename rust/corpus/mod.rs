@@ -6,6 +6,7 @@
 //! `<s> </s>`, which has a `</s>` to count and score. The literal tokens `<s>` and `</s>` are refused (they are markers, not words); a literal
 //! `<unk>` is taken as the unknown word, as KenLM does.
 
+mod expand;
 pub mod nltk;
 pub mod padded_stream;
 pub mod vocab;

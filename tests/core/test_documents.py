@@ -137,17 +137,22 @@ def test_bad_documents_raise_clear_errors(machado_model) -> None:
         documents.perplexity(machado_model, ["a <s> b"])
 
 
-@pytest.fixture(scope="module")
-def sp_model(machado_paragraphs, tmp_path_factory) -> Path:
-    """A 400-piece SentencePiece model trained on normalized Machado text."""
+@pytest.fixture(scope="module", params=[{}, {"add_dummy_prefix": False}], ids=["default", "bare"])
+def sp_model(request, machado_paragraphs, tmp_path_factory) -> Path:
+    """A 400-piece SentencePiece model trained on normalized Machado text: with SentencePiece's
+    defaults (each word cut alone), or without the word-start mark (pieces depend on the line)."""
     spm = pytest.importorskip("sentencepiece")
-    folder = tmp_path_factory.mktemp("sentencepiece")
+    folder = tmp_path_factory.mktemp("sp-bare" if request.param else "sp-default")
     train = folder / "train.txt"
     train.write_text(
         "\n".join(documents.normalize(p) for p in machado_paragraphs[:1500]), encoding="utf-8"
     )
     spm.SentencePieceTrainer.train(
-        input=str(train), model_prefix=str(folder / "sp"), vocab_size=400, minloglevel=2
+        input=str(train),
+        model_prefix=str(folder / "sp"),
+        vocab_size=400,
+        minloglevel=2,
+        **request.param,
     )
     return folder / "sp.model"
 
@@ -158,6 +163,8 @@ def test_sentencepiece_documents_match_the_ccnet_loop(
     import sentencepiece
 
     sp = sentencepiece.SentencePieceProcessor(model_file=str(sp_model))
+    # the default model is read word by word, the other line by line
+    assert documents._pieces_stay_within_words(sp) == ("bare" not in sp_model.parent.name)
     pieces = [
         " ".join(sp.encode_as_pieces(documents.normalize(p))) for p in machado_paragraphs[:1500]
     ]
@@ -170,6 +177,9 @@ def test_sentencepiece_documents_match_the_ccnet_loop(
     np.testing.assert_allclose(documents.perplexity(model, docs, sp_model=sp), expected, rtol=1e-9)
     by_path = documents.perplexity(model, docs, sp_model=sp_model, num_threads=1)
     np.testing.assert_allclose(by_path, expected, rtol=1e-9)
+    raw = reference.ccnet_document_perplexities(model, docs, sp=sp, normalize=False)
+    got = documents.perplexity(model, docs, sp_model=sp, normalize=False)
+    np.testing.assert_allclose(got, raw, rtol=1e-9)
     with pytest.raises(FileNotFoundError):
         documents.perplexity(model, docs, sp_model=tmp_path / "none.model")
     with pytest.raises(InvalidArgumentError, match="not a SentencePiece model"):
