@@ -143,6 +143,17 @@ def _table(accent: bool, numbers: bool, punct: int) -> dict[int, str | None]:
     return table
 
 
+@functools.cache
+def _bmp_table(accent: bool, numbers: bool, punct: int) -> list[int | str | None]:
+    """:func:`_table` for text within U+0000..U+FFFF as a list indexed by code point, which
+    ``str.translate`` reads 2-3x faster than a dict."""
+    table: list[int | str | None] = list(range(0x10000))
+    for cp, replacement in _table(accent, numbers, punct).items():
+        if cp < 0x10000:
+            table[cp] = replacement
+    return table
+
+
 def _checked_punct(punct: int) -> int:
     if punct not in (0, 1, 2) or isinstance(punct, bool):
         raise InvalidArgumentError(f"punct must be 0, 1 or 2, got {punct!r}")
@@ -152,7 +163,7 @@ def _checked_punct(punct: int) -> int:
 class _Normalization:
     """The options of :func:`normalize`, checked once, and the tables they need."""
 
-    __slots__ = ("accent", "ascii_table", "case", "numbers", "punct", "table")
+    __slots__ = ("accent", "ascii_table", "bmp_table", "case", "numbers", "punct", "table")
 
     def __init__(self, options: bool | Mapping[str, Any]) -> None:
         if options is True:
@@ -169,6 +180,7 @@ class _Normalization:
         self.numbers = bool(options.get("numbers", True))
         self.punct = _checked_punct(options.get("punct", 1))
         self.table = _table(self.accent, self.numbers, self.punct)
+        self.bmp_table = _bmp_table(self.accent, self.numbers, self.punct)
         #: the same steps on ASCII text, for bytes.translate: digits to 0, controls deleted
         digits = b"0123456789"
         self.ascii_table = bytes.maketrans(digits, b"0" * 10 if self.numbers else digits)
@@ -182,6 +194,8 @@ class _Normalization:
             return line.encode().translate(self.ascii_table, _ASCII_CONTROLS).decode()
         if self.accent:
             line = unicodedata.normalize("NFD", line)
+        if len(line.encode("utf-16-le")) == 2 * len(line):  # no character beyond U+FFFF
+            return line.translate(self.bmp_table)
         return line.translate(self.table)
 
 
