@@ -360,6 +360,11 @@ def _ngram_model(model: object) -> NGramModel:
         raise InvalidTypeError(
             f"model must be a fastppl.NGramModel or fastppl.kenlm.Model, got {type(model).__name__}"
         )
+    if not inner.bos_eos:
+        raise InvalidArgumentError(
+            "document perplexity scores every line with <s> and </s>: the model was fitted "
+            "with bos_eos=False"
+        )
     return inner
 
 

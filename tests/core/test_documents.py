@@ -135,6 +135,10 @@ def test_bad_documents_raise_clear_errors(machado_model) -> None:
         documents.perplexity("model.arpa", ["a"])
     with pytest.raises(InvalidArgumentError, match="reserved token"):
         documents.perplexity(machado_model, ["a <s> b"])
+    corpus = Corpus.from_sentences([["a", "b"]])
+    no_markers = NGramModel.fit(corpus, order=2, smoothing="kneser_ney", bos_eos=False)
+    with pytest.raises(InvalidArgumentError, match="bos_eos=False"):
+        documents.perplexity(no_markers, ["a b"])
 
 
 @pytest.fixture(scope="module", params=[{}, {"add_dummy_prefix": False}], ids=["default", "bare"])
