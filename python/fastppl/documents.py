@@ -206,6 +206,7 @@ def perplexity(
     normalize: bool | Mapping[str, Any] = True,
     sp_model: str | os.PathLike[str] | SentencePieceProcessor | None = None,
     num_threads: int | None = None,
+    whole_lines: bool = False,
 ) -> np.ndarray:
     """The perplexity of each document, as CCNet's ``DocLM`` computes it.
 
@@ -224,6 +225,13 @@ def perplexity(
         sp_model: a SentencePiece model (its path, or a loaded ``SentencePieceProcessor``);
             needs the ``documents`` extra (``pip install 'fastppl[documents]'``).
         num_threads: SentencePiece's threads (default: all cores).
+        whole_lines: give SentencePiece every line whole, as CCNet does. By default each
+            distinct word is cut once and the lines are rebuilt from the pieces of their words,
+            which are CCNet's pieces except where SentencePiece's float32 running score of a
+            line breaks a near-tie between two cuts of a word: the lines where that is likely
+            (words such as ``"...."`` or ``"0000"``, lines over 2000 characters) are cut whole
+            anyway; one word in 100 MB of Gutenberg documents still differed (perplexity
+            3e-4 apart). True is exact, and slower.
 
     Returns:
         float64 array of one perplexity per document.
@@ -247,7 +255,7 @@ def perplexity(
     options = None if normalize is False else _Normalization(normalize)
     sp = None if sp_model is None else _sentencepiece(sp_model)
     scores = [
-        _batch_perplexities(ngram_model, batch, options, sp, num_threads)
+        _batch_perplexities(ngram_model, batch, options, sp, num_threads, whole_lines)
         for batch in _batches(texts)
     ]
     return np.concatenate(scores) if scores else np.zeros(0)
@@ -276,17 +284,19 @@ def _batch_perplexities(
     options: _Normalization | None,
     sp: SentencePieceProcessor | None,
     num_threads: int | None,
+    whole_lines: bool,
 ) -> np.ndarray:
     """:func:`perplexity` of one batch: normalized, cut into pieces, scored in one Rust call."""
     if options is not None:
         texts = [_normalized_lines(text, options) for text in texts]
     threads = num_threads if num_threads is not None else os.cpu_count() or 1
-    if sp is not None and not _pieces_stay_within_words(sp):
+    by_word = sp is not None and not whole_lines and _pieces_stay_within_words(sp)
+    if sp is not None and not by_word:
         texts = _sentencepiece_lines(texts, sp, threads)
     else:
         texts = [text + "\n" for text in texts]  # every line ended: a last empty line counts
     corpus = Corpus.from_texts(texts, tokenizer="kenlm")
-    if sp is not None and _pieces_stay_within_words(sp):
+    if by_word:
         corpus = _cut_word_by_word(corpus, texts, sp, threads)
     return model.evaluate(corpus).document_perplexities
 
@@ -297,6 +307,9 @@ def _batch_perplexities(
 _TIE_PRONE = re.compile(r"(.+?)\1\1")
 #: Longer words are not searched (the search is quadratic): their lines are cut whole.
 _LONG_WORD = 64
+#: Longer lines are cut whole: SentencePiece's float32 running score of a line loses precision
+#: as it grows, and can then break near-ties between two cuts of a word.
+_LONG_LINE = 2000
 
 
 def _cut_word_by_word(
@@ -306,19 +319,19 @@ def _cut_word_by_word(
     each distinct word cut once, in SentencePiece's threads, and the corpus rebuilt in Rust.
 
     A line cut whole is the concatenation of its words cut alone (see
-    :func:`_spec_allows_words`) except where two segmentations tie; the lines holding a word
-    where that can happen (:data:`_TIE_PRONE`) are cut whole, as CCNet cuts every line.
+    :func:`_spec_allows_words`) except where two cuts of a word tie, or nearly tie within the
+    float32 rounding of the line's running score; the lines where that is likely (a word of
+    :data:`_TIE_PRONE`, a line over :data:`_LONG_LINE` characters) are cut whole, as CCNet
+    cuts every line.
     """
     words = corpus._inner.vocab()
     pieces = sp.encode(words, out_type=str, num_threads=threads)
     tie_prone = [len(word) > _LONG_WORD or _TIE_PRONE.search(word) is not None for word in words]
-    whole: list[tuple[int, list[str]]] = []
-    indices = corpus._inner.sentences_with(tie_prone)
-    if indices:
-        lines = [line for text in texts for line in text.split("\n")[:-1]]
-        cut = sp.encode([lines[i] for i in indices], out_type=str, num_threads=threads)
-        whole = list(zip(indices, cut, strict=True))
-    return Corpus(corpus._inner.expand(pieces, whole))
+    lines = [line for text in texts for line in text.split("\n")[:-1]]
+    long_lines = (i for i, line in enumerate(lines) if len(line) > _LONG_LINE)
+    indices = sorted({*corpus._inner.sentences_with(tie_prone), *long_lines})
+    cut = sp.encode([lines[i] for i in indices], out_type=str, num_threads=threads)
+    return Corpus(corpus._inner.expand(pieces, list(zip(indices, cut, strict=True))))
 
 
 def map_function(
@@ -328,6 +341,7 @@ def map_function(
     output_field: str = "perplexity",
     normalize: bool | Mapping[str, Any] = True,
     sp_model: str | os.PathLike[str] | SentencePieceProcessor | None = None,
+    whole_lines: bool = False,
 ) -> Callable[[Mapping[str, Sequence[Any]]], dict[str, list[float]]]:
     """A function for Hugging Face ``datasets``' ``Dataset.map(..., batched=True)``: it takes a
     batch (a dict of columns) and returns ``{output_field: perplexities}`` of its
@@ -347,7 +361,9 @@ def map_function(
             raise InvalidArgumentError(
                 f"the batch has no column {text_field!r} (it has {sorted(batch)})"
             )
-        scores = perplexity(model, batch[text_field], normalize=normalize, sp_model=sp)
+        scores = perplexity(
+            model, batch[text_field], normalize=normalize, sp_model=sp, whole_lines=whole_lines
+        )
         return {output_field: scores.tolist()}
 
     return add_perplexity

@@ -181,6 +181,8 @@ def test_sentencepiece_documents_match_the_ccnet_loop(
     np.testing.assert_allclose(documents.perplexity(model, docs, sp_model=sp), expected, rtol=1e-9)
     by_path = documents.perplexity(model, docs, sp_model=sp_model, num_threads=1)
     np.testing.assert_allclose(by_path, expected, rtol=1e-9)
+    whole = documents.perplexity(model, docs, sp_model=sp, whole_lines=True)
+    np.testing.assert_allclose(whole, expected, rtol=1e-9)
     raw = reference.ccnet_document_perplexities(model, docs, sp=sp, normalize=False)
     got = documents.perplexity(model, docs, sp_model=sp, normalize=False)
     np.testing.assert_allclose(got, raw, rtol=1e-9)
@@ -188,6 +190,22 @@ def test_sentencepiece_documents_match_the_ccnet_loop(
         documents.perplexity(model, docs, sp_model=tmp_path / "none.model")
     with pytest.raises(InvalidArgumentError, match="not a SentencePiece model"):
         documents.perplexity(model, docs, sp_model=arpa)
+
+
+def test_long_lines_are_cut_whole(sp_model: Path, machado_model, machado_paragraphs, monkeypatch):
+    import sentencepiece
+
+    sp = sentencepiece.SentencePieceProcessor(model_file=str(sp_model))
+    docs = _documents(machado_paragraphs[2000:2300])
+    expected = documents.perplexity(machado_model, docs, sp_model=sp, whole_lines=True)
+    monkeypatch.setattr(documents, "_LONG_LINE", 200)
+    cut = []
+    monkeypatch.setattr(sp, "encode", lambda lines, **kw: cut.append(len(lines)) or
+                        sentencepiece.SentencePieceProcessor.encode(sp, lines, **kw))  # fmt: skip
+    got = documents.perplexity(machado_model, docs, sp_model=sp)
+    np.testing.assert_allclose(got, expected, rtol=1e-9)
+    long_lines = sum(len(documents.normalize(p)) > 200 for p in machado_paragraphs[2000:2300])
+    assert documents._pieces_stay_within_words(sp) is False or cut[1] >= long_lines > 0
 
 
 def test_batches_give_the_same_numbers(machado_model, machado_paragraphs, monkeypatch) -> None:
