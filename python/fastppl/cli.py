@@ -431,8 +431,10 @@ def _score(args: argparse.Namespace) -> int:
     ``--documents``."""
     if args.documents:
         return _score_documents(args)
-    if args.output or args.normalize or args.sp_model:
-        raise InvalidArgumentError("--output, --normalize and --sp-model go with --documents")
+    if args.output or args.normalize or args.sp_model or args.whole_lines:
+        raise InvalidArgumentError(
+            "--output, --normalize, --sp-model and --whole-lines go with --documents"
+        )
     model, corpus = _model_and_text(args)
     with _step("scoring", args.quiet) as progress:
         result = model.evaluate(
@@ -492,7 +494,9 @@ def _score_documents(args: argparse.Namespace) -> int:
     with _text_output(args.output) as out:
         for records in _json_batches(source or "/dev/stdin", args.text_field, args.encoding):
             texts = [record[args.text_field] for record in records]
-            scores = perplexity(model, texts, normalize=args.normalize, sp_model=sp)
+            scores = perplexity(
+                model, texts, normalize=args.normalize, sp_model=sp, whole_lines=args.whole_lines
+            )
             for record, score in zip(records, scores.tolist(), strict=True):
                 record[args.perplexity_field] = score
                 out.write(json.dumps(record, ensure_ascii=False) + "\n")
@@ -758,6 +762,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     documents.add_argument(
         "--sp-model", metavar="PATH", help="cut lines into SentencePiece pieces with this model"
+    )
+    documents.add_argument(
+        "--whole-lines",
+        action="store_true",
+        help="give SentencePiece each line whole, as CCNet does: its pieces exactly, slower "
+        "(default: each distinct word cut once; see fastppl.documents.perplexity)",
     )
     documents.add_argument(
         "-o",

@@ -62,7 +62,9 @@ def test_records_come_back_with_their_perplexity(model_path, records, tmp_path, 
     np.testing.assert_array_equal([r["ppl"] for r in out], expected)
 
 
-def test_sentencepiece_from_standard_input(model_path, records, paragraphs, tmp_path) -> None:
+def test_sentencepiece_from_standard_input(
+    model_path, records, paragraphs, tmp_path, capsys
+) -> None:
     spm = pytest.importorskip("sentencepiece")
     train = tmp_path / "train.txt"
     train.write_text("\n".join(map(documents.normalize, paragraphs[:800])), "utf-8")
@@ -84,6 +86,12 @@ def test_sentencepiece_from_standard_input(model_path, records, paragraphs, tmp_
         sp_model=sp_model,
     )
     np.testing.assert_allclose(got, expected, rtol=1e-12)
+    source = tmp_path / "docs.jsonl"
+    source.write_text(lines, "utf-8")
+    argv = ["score", str(model_path), str(source), "--documents", "--normalize", "-q"]
+    assert main([*argv, "--sp-model", sp_model, "--whole-lines"]) == 0
+    got = [json.loads(line)["perplexity"] for line in capsys.readouterr().out.splitlines()]
+    np.testing.assert_allclose(got, expected, rtol=1e-9)
 
 
 @pytest.mark.parametrize(
