@@ -75,7 +75,7 @@ __all__ = [
 ]
 
 
-_LAZY_SUBMODULES = ("metrics", "lda", "hf")  # hf imports torch: only when asked for
+_LAZY_SUBMODULES = ("metrics", "lda", "hf", "documents", "kenlm")  # hf imports torch: on demand
 
 
 def __getattr__(name: str) -> ModuleType:

@@ -14,6 +14,7 @@ __all__ = [
     "MAX_ORDER",
     "MIN_MEMORY",
     "SMOOTHINGS",
+    "ContextScorer",
     "Corpus",
     "NGramModel",
     "PunktModel",
@@ -68,6 +69,13 @@ class Corpus:
     def limit_vocab(
         self, min_count: int = 1, vocab: list[str] | None = None, vocab_text: str | None = None
     ) -> Corpus: ...
+    def expand(
+        self,
+        pieces: Sequence[Sequence[str]],
+        whole: Sequence[tuple[int, Sequence[str]]] = ...,
+    ) -> Corpus: ...
+    def sentences_with(self, flagged: Sequence[bool]) -> list[int]: ...
+    def vocab(self) -> list[str]: ...
     def end_document(self) -> None: ...
     def finish(self) -> None: ...
     @property
@@ -224,3 +232,13 @@ class NGramModel:
         token_logprobs: bool = False,
         progress: _ProgressCallback | None = None,
     ) -> dict[str, npt.NDArray[np.float64] | npt.NDArray[np.uint32]]: ...
+
+@final
+class ContextScorer:
+    """One word at a time after a context of model ids (fastppl.kenlm's State API)."""
+
+    def __new__(cls, model: NGramModel) -> ContextScorer: ...
+    def sentence_start(self) -> list[int]: ...
+    def score_word(
+        self, context: Sequence[int], word: str
+    ) -> tuple[float, int, bool, list[int]]: ...

@@ -5,6 +5,7 @@
     fastppl train -o 3 corpus.txt model.fppl        # text -> fastppl's binary format
     fastppl eval model.arpa.gz test.txt             # perplexity incl./excl. OOVs, like query
     fastppl score model.arpa.gz test.txt --tokens   # per-sentence or per-token scores
+    fastppl score model.arpa docs.jsonl --documents --normalize --sp-model sp.model -o out.jsonl
     fastppl demo                                    # the bundled-corpus demo
 
 Text is read from files or standard input (``-`` or no file), plain or .gz/.xz/.bz2, as one
@@ -23,8 +24,10 @@ import json
 import os
 import signal
 import sys
+import tempfile
 import time
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 from fastppl._checks import log_base_divisor
 from fastppl.errors import FastpplError, InvalidArgumentError
@@ -441,7 +444,14 @@ def _eval(args: argparse.Namespace) -> int:
 
 
 def _score(args: argparse.Namespace) -> int:
-    """Per-sentence (default) or per-token scores as TSV or JSON lines."""
+    """Per-sentence (default) or per-token scores as TSV or JSON lines; per document with
+    ``--documents``."""
+    if args.documents:
+        return _score_documents(args)
+    if args.output or args.normalize or args.sp_model or args.whole_lines:
+        raise InvalidArgumentError(
+            "--output, --normalize, --sp-model and --whole-lines go with --documents"
+        )
     model, corpus = _model_and_text(args)
     with _step("scoring", args.quiet) as progress:
         result = model.evaluate(
@@ -475,6 +485,92 @@ def _score(args: argparse.Namespace) -> int:
                 out.write(f"{i}\t{j}\t{word}\t{score!r}\t{length}\t{int(oov)}\n")
         position += len(words)
     return 0
+
+
+#: Records scored together by `score --documents` (one Rust call each).
+DOCUMENT_BATCH = 10_000
+
+
+def _score_documents(args: argparse.Namespace) -> int:
+    """``score --documents``: each JSON line of the input written back with its document
+    perplexity (CCNet's, see `fastppl.documents.perplexity`) in ``--perplexity-field``."""
+    from fastppl.documents import _sentencepiece, perplexity
+    from fastppl.model import NGramModel
+
+    if args.tokens:
+        raise InvalidArgumentError("--tokens and --documents do not go together")
+    source = args.text if args.text not in (None, "-") else None
+    if source is None and sys.stdin.isatty():
+        raise InvalidArgumentError(
+            "fastppl score --documents: reading JSON lines from standard input, which is a "
+            "terminal; give a file or pipe them in"
+        )
+    with _step("loading model", args.quiet) as progress:
+        model = NGramModel.from_file(args.model, progress=progress or False)
+    sp = _sentencepiece(args.sp_model) if args.sp_model else None
+    with _text_output(args.output) as out:
+        for records in _json_batches(source or "/dev/stdin", args.text_field, args.encoding):
+            texts = [record[args.text_field] for record in records]
+            scores = perplexity(
+                model, texts, normalize=args.normalize, sp_model=sp, whole_lines=args.whole_lines
+            )
+            for record, score in zip(records, scores.tolist(), strict=True):
+                record[args.perplexity_field] = score
+                out.write(json.dumps(record, ensure_ascii=False) + "\n")
+    return 0
+
+
+def _json_batches(path: str, field: str, encoding: str) -> Iterator[list[dict]]:
+    """The JSON objects of the lines of `path` (blank lines skipped), `DOCUMENT_BATCH` at a
+    time; each must hold a string in `field`."""
+    from fastppl.text import iter_text
+
+    batch: list[dict] = []
+    number = 0
+    for chunk in iter_text(path, encoding=encoding):
+        for line in chunk.splitlines():
+            number += 1
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise InvalidArgumentError(f"{path}:{number}: not valid JSON ({e})") from None
+            if not isinstance(record, dict):
+                raise InvalidArgumentError(f"{path}:{number}: not a JSON object")
+            if field not in record:
+                raise InvalidArgumentError(
+                    f"{path}:{number}: no field {field!r} (name the text's field with --text-field)"
+                )
+            if not isinstance(record[field], str):
+                kind = type(record[field]).__name__
+                raise InvalidArgumentError(f"{path}:{number}: field {field!r} is {kind}, not text")
+            batch.append(record)
+            if len(batch) == DOCUMENT_BATCH:
+                yield batch
+                batch = []
+    if batch:
+        yield batch
+
+
+@contextlib.contextmanager
+def _text_output(path: str | None) -> Iterator[Any]:
+    """Standard output, or a text file that appears whole at `path` when the block ends without
+    an error (written beside it, then renamed) and not at all otherwise."""
+    if path is None or path == "-":
+        yield sys.stdout
+        return
+    target = os.path.abspath(path)
+    fd, partial = tempfile.mkstemp(
+        dir=os.path.dirname(target), prefix=f".{os.path.basename(target)}.", suffix=".partial"
+    )
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            yield out
+        os.replace(partial, target)
+    finally:
+        if os.path.exists(partial):
+            os.remove(partial)
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -658,6 +754,45 @@ def build_parser() -> argparse.ArgumentParser:
     )
     score.add_argument(
         "--base", choices=("10", "e", "2"), default="10", help="log base (default 10, as KenLM)"
+    )
+    documents = score.add_argument_group(
+        "documents",
+        "CCNet-style document perplexity over JSON lines: each document is cut into lines, "
+        "each scored with <s> and </s>; perplexity = 10 ** (-sum log10 p / sum(words + 1))",
+    )
+    documents.add_argument(
+        "--documents",
+        action="store_true",
+        help="read JSON lines (one document each) and write each back with its perplexity",
+    )
+    documents.add_argument(
+        "--text-field", default="text", help="the field holding the text (default: text)"
+    )
+    documents.add_argument(
+        "--perplexity-field",
+        default="perplexity",
+        help="the field the perplexity is written to (default: perplexity)",
+    )
+    documents.add_argument(
+        "--normalize",
+        action="store_true",
+        help="normalize each line as CCNet does (lowercase, no accents, digits to 0, Unicode "
+        "punctuation to ASCII, no control characters)",
+    )
+    documents.add_argument(
+        "--sp-model", metavar="PATH", help="cut lines into SentencePiece pieces with this model"
+    )
+    documents.add_argument(
+        "--whole-lines",
+        action="store_true",
+        help="give SentencePiece each line whole, as CCNet does: its pieces exactly, slower "
+        "(default: each distinct word cut once; see fastppl.documents.perplexity)",
+    )
+    documents.add_argument(
+        "-o",
+        "--output",
+        metavar="PATH",
+        help="write the records to PATH (complete or not at all) instead of standard output",
     )
     _add_text_options(score)
     score.set_defaults(run=_score)

@@ -1,9 +1,11 @@
-"""A stand-in for the ``kenlm`` Python module's whole-sentence API, backed by fastppl.
+"""A stand-in for the ``kenlm`` Python module, backed by fastppl.
 
-Code written for ``kenlm`` runs unchanged with ``sys.modules["kenlm"] = fastppl.kenlm`` as long
-as it uses :class:`Model` (or :class:`LanguageModel`) with ``order``, ``path``, ``score``,
-``perplexity``, ``full_scores`` and ``in``. Scores are log10, as in KenLM, and every sentence is
-scored in one Rust call.
+Code written for ``kenlm`` runs unchanged with ``sys.modules["kenlm"] = fastppl.kenlm``: it uses
+:class:`Model` (or :class:`LanguageModel`) with ``order``, ``path``, ``score``, ``perplexity``,
+``full_scores`` and ``in``, and the incremental API: :class:`State`, ``BeginSentenceWrite``,
+``NullContextWrite``, ``BaseScore`` and ``BaseFullScore`` (which returns a
+:class:`FullScoreReturn`). Scores are log10, as in KenLM; every sentence is scored in one Rust
+call, and ``BaseScore`` scores its one word in Rust.
 
 Differences from the ``kenlm`` module:
 
@@ -13,8 +15,17 @@ Differences from the ``kenlm`` module:
   quantized or with compressed pointers) are read; KenLM's probing binaries (``build_binary``'s
   default) are refused with a :class:`fastppl.errors.ModelFormatError` (load the ARPA file, or
   build a trie). Loading a trie reads every n-gram into memory, where ``kenlm`` maps the file.
-- The incremental ``State`` API (``BaseScore``, ``BeginSentenceWrite``, ...) is not provided.
-- ``<s>`` and ``</s>`` inside a sentence raise :class:`fastppl.errors.InvalidArgumentError`.
+- ``<s>`` and ``</s>`` inside a sentence given to ``score``/``full_scores`` raise
+  :class:`fastppl.errors.InvalidArgumentError`; ``BaseScore`` takes them as words, as KenLM does.
+- ``BaseScore(state, "<s>", out)`` takes log10 p(``<s>``) = 0 (what lmplz writes) whatever the
+  file says: fastppl keeps no probability for ``<s>``, which is never predicted.
+- States compare equal exactly when KenLM's do (the same kept context); their order (``<``) is a
+  consistent one, not KenLM's (which compares its own word ids' bytes). A state holds word ids of
+  the model that wrote it: using it with another model scores nonsense in both, or raises
+  :class:`fastppl.errors.InvalidArgumentError` here when an id is out of range.
+- A state given to ``BaseScore`` must be a :class:`State` (:class:`fastppl.errors.InvalidTypeError`,
+  a ``TypeError``); ``kenlm`` lets ``None`` through.
+- ``Config`` and ``LoadMethod`` are not provided (the ``config`` argument is ignored).
 
 >>> import fastppl
 >>> corpus = fastppl.Corpus.from_sentences([["a", "b"], ["a", "c"]])
@@ -24,15 +35,92 @@ Differences from the ``kenlm`` module:
 >>> m = Model(path)
 >>> m.order, "a" in m, "z" in m
 (2, True, False)
+>>> state, out = State(), State()
+>>> m.BeginSentenceWrite(state)
+>>> r = m.BaseFullScore(state, "a", out)
+>>> round(r.log_prob, 4), r.ngram_length, r.oov
+(-0.1619, 2, False)
+>>> round(m.BaseScore(out, "b", state) + r.log_prob, 4) == round(m.score("a b", eos=False), 4)
+True
 """
 
 from __future__ import annotations
 
+import functools
+import math
 import os
 from collections.abc import Iterator
 
+from fastppl import _core
 from fastppl.errors import InvalidTypeError
 from fastppl.model import NGramModel
+
+LN10 = math.log(10.0)
+
+
+@functools.total_ordering
+class State:
+    """A context for :meth:`Model.BaseScore`: the last words that can still matter (KenLM's
+    ``lm::ngram::State``). Written by :meth:`Model.BeginSentenceWrite`,
+    :meth:`Model.NullContextWrite` and ``BaseScore``'s ``out_state``; a new one is the empty
+    context. Equal states score every next word alike; states are hashable and ordered.
+
+    >>> State() == State(), len({State(), State()})
+    (True, 1)
+    """
+
+    __slots__ = ("_context",)
+
+    def __init__(self) -> None:
+        #: word ids of the writing model, oldest first
+        self._context: tuple[int, ...] = ()
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, State):
+            return NotImplemented
+        return self._context == other._context
+
+    def __lt__(self, other: State) -> bool:
+        if not isinstance(other, State):
+            return NotImplemented
+        return (len(self._context), self._context) < (len(other._context), other._context)
+
+    def __hash__(self) -> int:
+        return hash(self._context)
+
+    def __copy__(self) -> State:
+        copy = State()
+        copy._context = self._context
+        return copy
+
+    def __deepcopy__(self, memo: object) -> State:
+        return self.__copy__()
+
+    def __repr__(self) -> str:
+        return f"<State of {len(self._context)} context word(s)>"
+
+
+class FullScoreReturn:
+    """What :meth:`Model.BaseFullScore` returns (KenLM's ``FullScoreReturn``).
+
+    Attributes:
+        log_prob: log10 p(word | context).
+        ngram_length: length of the longest stored n-gram ending at the word (1: the unigram).
+        oov: whether the word is out of the vocabulary (scored as ``<unk>``).
+
+    >>> FullScoreReturn(-1.5, 2, False)
+    FullScoreReturn(-1.5, 2, False)
+    """
+
+    __slots__ = ("log_prob", "ngram_length", "oov")
+
+    def __init__(self, log_prob: float, ngram_length: int, oov: bool) -> None:
+        self.log_prob = log_prob
+        self.ngram_length = ngram_length
+        self.oov = oov
+
+    def __repr__(self) -> str:
+        return f"FullScoreReturn({self.log_prob!r}, {self.ngram_length!r}, {self.oov!r})"
 
 
 class Model:
@@ -86,6 +174,41 @@ class Model:
         s = self._model.full_scores(_words(sentence), 10, bos=bos, eos=eos)
         return zip(s.logprob.tolist(), s.ngram_length.tolist(), s.oov.tolist(), strict=True)
 
+    def BeginSentenceWrite(self, state: State) -> None:  # noqa: N802 (kenlm's name)
+        """Sets ``state`` to the start of a sentence (the context ``<s>``)."""
+        _check_state("state", state)
+        state._context = tuple(self._contexts.sentence_start())
+
+    def NullContextWrite(self, state: State) -> None:  # noqa: N802 (kenlm's name)
+        """Sets ``state`` to the empty context (no ``<s>``)."""
+        _check_state("state", state)
+        state._context = ()
+
+    def BaseScore(self, in_state: State, word: str, out_state: State) -> float:  # noqa: N802
+        """log10 p(``word`` | ``in_state``); writes the context after ``word`` to ``out_state``.
+
+        ``word`` is any one word, ``</s>`` included (score it last to end a sentence); an
+        unknown word scores as ``<unk>``. ``in_state`` and ``out_state`` may be the same object.
+        """
+        return self.BaseFullScore(in_state, word, out_state).log_prob
+
+    def BaseFullScore(  # noqa: N802 (kenlm's name)
+        self, in_state: State, word: str, out_state: State
+    ) -> FullScoreReturn:
+        """:meth:`BaseScore` with the matched n-gram length and the OOV flag."""
+        _check_state("in_state", in_state)
+        _check_state("out_state", out_state)
+        if not isinstance(word, str):
+            raise InvalidTypeError(f"word must be a str, got {type(word).__name__}")
+        logp, length, oov, context = self._contexts.score_word(in_state._context, word)
+        out_state._context = tuple(context)
+        return FullScoreReturn(logp / LN10, length, oov)
+
+    @functools.cached_property
+    def _contexts(self) -> _core.ContextScorer:
+        """The scorer of the State API, built on first use (it marks which n-grams extend)."""
+        return _core.ContextScorer(self._model._inner)
+
     def __contains__(self, word: object) -> bool:
         return word != "<unk>" and word in self._model
 
@@ -101,3 +224,8 @@ def _words(sentence: str) -> list[str]:
     if not isinstance(sentence, str):
         raise InvalidTypeError(f"sentence must be a str, got {type(sentence).__name__}")
     return sentence.split()
+
+
+def _check_state(name: str, state: object) -> None:
+    if not isinstance(state, State):
+        raise InvalidTypeError(f"{name} must be a fastppl.kenlm.State, got {type(state).__name__}")

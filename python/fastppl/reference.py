@@ -19,7 +19,9 @@ Units: :meth:`ReferenceModel.prob` is a probability, :meth:`ReferenceModel.logpr
 from __future__ import annotations
 
 import math
+import re
 import struct
+import unicodedata
 import warnings
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
@@ -662,3 +664,69 @@ def perplexity_of_probs(probs: Iterable[float]) -> float:
     probs = list(probs)
     log_prob = sum(math.log(p) if p > 0 else -math.inf for p in probs)
     return perplexity_from_logprob(log_prob, len(probs))
+
+
+#: CCNet's Unicode punctuation map (``cc_net/text_normalizer.py``), character by character.
+CCNET_PUNCT = {
+    "\uff0c": ",", "\u3002": ".", "\u3001": ",", "\u201e": '"', "\u201d": '"', "\u201c": '"',
+    "\u00ab": '"', "\u00bb": '"', "\uff11": '"', "\u300d": '"', "\u300c": '"', "\u300a": '"',
+    "\u300b": '"', "\u00b4": "'", "\u2236": ":", "\uff1a": ":", "\uff1f": "?", "\uff01": "!",
+    "\uff08": "(", "\uff09": ")", "\uff1b": ";", "\u2013": "-", "\u2014": " - ", "\uff0e": ". ",
+    "\uff5e": "~", "\u2019": "'", "\u2026": "...", "\u2501": "-", "\u3008": "<", "\u3009": ">",
+    "\u3010": "[", "\u3011": "]", "\uff05": "%", "\u25ba": "-",
+}  # fmt: skip
+_CCNET_DIGIT = re.compile(r"\d")
+_CCNET_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def ccnet_normalize(
+    line: str, accent: bool = True, case: bool = True, numbers: bool = True, punct: int = 1
+) -> str:
+    """CCNet's line normalizer, one step after the other as CCNet runs them (the oracle of
+    ``fastppl.documents.normalize``, and the baseline of its benchmark).
+
+    >>> ccnet_normalize(" Ação 12 — fim\\x07 ")
+    'acao 00  -  fim'
+    """
+    line = line.strip()
+    if not line:
+        return line
+    if case:
+        line = line.lower()
+    if accent:
+        nfd = unicodedata.normalize("NFD", line)
+        line = "".join(c for c in nfd if unicodedata.category(c) != "Mn")
+    if numbers:
+        line = _CCNET_DIGIT.sub("0", line)
+    if punct == 1:
+        line = "".join(CCNET_PUNCT.get(c, c) for c in line)
+    elif punct == 2:
+        line = "".join(c for c in line if c not in CCNET_PUNCT)
+    return _CCNET_CONTROL.sub("", line)
+
+
+def ccnet_document_perplexities(
+    model: object, documents: Iterable[str], sp: object = None, normalize: bool = True
+) -> list[float]:
+    """CCNet's ``DocLM`` loop: each line of each document normalized, cut into SentencePiece
+    pieces when ``sp`` is given, scored by ``model.score(line)`` (the ``kenlm`` module's API,
+    log10); ``10 ** (-sum log10 p / sum(words + 1))`` per document.
+
+    >>> class Uniform:  # log10 p = -1 for every word and </s>
+    ...     def score(self, line):
+    ...         return -1.0 * (len(line.split()) + 1)
+    >>> ccnet_document_perplexities(Uniform(), ["a b\\nc"])
+    [10.0]
+    """
+    out = []
+    for document in documents:
+        log_score, length = 0.0, 0
+        for line in document.split("\n"):
+            if normalize:
+                line = ccnet_normalize(line)
+            if sp is not None:
+                line = " ".join(sp.encode_as_pieces(line))  # type: ignore[attr-defined]
+            log_score += model.score(line)  # type: ignore[attr-defined]
+            length += len(line.split()) + 1
+        out.append(10.0 ** (-log_score / length))
+    return out

@@ -7,6 +7,7 @@
 //! `<unk>` is taken as the unknown word, as KenLM does.
 
 pub mod clean;
+mod expand;
 pub mod nltk;
 pub mod padded_stream;
 pub mod vocab;

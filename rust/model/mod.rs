@@ -13,6 +13,7 @@
 //!   histories.
 
 mod build;
+pub mod context;
 pub mod score;
 
 use crate::corpus::vocab::{Vocab, BOS, EOS};

@@ -157,6 +157,34 @@ impl PyCorpus {
         }
     }
 
+    /// A new corpus in which each token of id `i` is replaced by the tokens `pieces[i]`
+    /// (SentencePiece pieces of each vocabulary word), and the sentences of `whole` (index,
+    /// tokens; increasing) by their tokens; releases the GIL.
+    #[pyo3(signature = (pieces, whole=Vec::new()))]
+    fn expand(
+        &self,
+        py: Python<'_>,
+        pieces: Vec<Vec<String>>,
+        whole: Vec<(usize, Vec<String>)>,
+    ) -> PyResult<PyCorpus> {
+        let expanded = py
+            .detach(|| self.with(|c| c.expand(&pieces, &whole)))
+            .map_err(to_pyerr)?;
+        Ok(PyCorpus {
+            inner: std::sync::RwLock::new(expanded),
+        })
+    }
+
+    /// Indices of the sentences holding a word flagged in `flagged` (by id).
+    fn sentences_with(&self, py: Python<'_>, flagged: Vec<bool>) -> Vec<usize> {
+        py.detach(|| self.with(|c| c.sentences_with(&flagged)))
+    }
+
+    /// The vocabulary in id order (`<unk>`, `<s>`, `</s>` first).
+    fn vocab(&self) -> Vec<String> {
+        self.with(|c| c.vocab().words().map(str::to_string).collect())
+    }
+
     /// Closes the current document.
     fn end_document(&self) {
         self.with_mut(Corpus::end_document);

@@ -1,6 +1,7 @@
 //! Python bindings: the only place PyO3 appears. Arguments are converted to owned Rust data,
 //! the work runs with the GIL released, and core errors become `fastppl.errors` exceptions here.
 
+mod context;
 mod corpus;
 mod distributed;
 mod errors;
@@ -26,6 +27,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     model::register_smoothings(m)?;
     m.add_class::<corpus::PyCorpus>()?;
     m.add_class::<model::PyModel>()?;
+    m.add_class::<context::PyContextScorer>()?;
     m.add_class::<nltk::PyPunktModel>()?;
     m.add_function(wrap_pyfunction!(nltk::nltk_word_tokenize, m)?)?;
     m.add_function(wrap_pyfunction!(model::count_ngrams, m)?)?;

@@ -1,0 +1,124 @@
+"""``fastppl score --documents``: JSON lines in, each record back with its perplexity."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fastppl import Corpus, NGramModel, datasets, documents
+from fastppl.cli import main
+from fastppl.text import read_text
+
+
+@pytest.fixture(scope="module")
+def paragraphs() -> list[str]:
+    text = read_text(datasets.machado(), skip_line_prefixes=datasets.MACHADO_SKIP_LINE_PREFIXES)
+    return [p for p in text.split("\n") if p.strip()][:1200]
+
+
+@pytest.fixture(scope="module")
+def model_path(paragraphs, tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("cli-documents") / "m.arpa"
+    corpus = Corpus.from_texts(["\n".join(map(documents.normalize, paragraphs[:1000]))], "kenlm")
+    NGramModel.fit(corpus, order=3, smoothing="modified_kneser_ney").to_arpa(path)
+    return path
+
+
+@pytest.fixture()
+def records(paragraphs) -> list[dict]:
+    held_out = paragraphs[1000:]
+    return [
+        {"id": i, "content": "\n".join(held_out[i : i + 3]), "meta": {"ok": True}}
+        for i in range(0, len(held_out), 3)
+    ]
+
+
+def _write_jsonl(path: Path, records: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), "utf-8")
+    return path
+
+
+def test_records_come_back_with_their_perplexity(model_path, records, tmp_path, capsys) -> None:
+    source = _write_jsonl(tmp_path / "docs.jsonl", records)
+    model = NGramModel.from_file(model_path)
+    texts = [r["content"] for r in records]
+    argv = ["score", str(model_path), str(source), "--documents", "--text-field", "content", "-q"]
+    assert main(argv) == 0
+    out = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [{k: v for k, v in r.items() if k != "perplexity"} for r in out] == records
+    expected = documents.perplexity(model, texts, normalize=False)
+    np.testing.assert_array_equal([r["perplexity"] for r in out], expected)
+    target = tmp_path / "out.jsonl"
+    argv += ["--normalize", "--perplexity-field", "ppl", "-o", str(target)]
+    assert main(argv) == 0
+    assert capsys.readouterr().out == ""
+    out = [json.loads(line) for line in target.read_text("utf-8").splitlines()]
+    expected = documents.perplexity(model, texts, normalize=True)
+    np.testing.assert_array_equal([r["ppl"] for r in out], expected)
+
+
+def test_sentencepiece_from_standard_input(
+    model_path, records, paragraphs, tmp_path, capsys
+) -> None:
+    spm = pytest.importorskip("sentencepiece")
+    train = tmp_path / "train.txt"
+    train.write_text("\n".join(map(documents.normalize, paragraphs[:800])), "utf-8")
+    prefix = tmp_path / "sp"
+    spm.SentencePieceTrainer.train(
+        input=str(train), model_prefix=str(prefix), vocab_size=300, minloglevel=2
+    )
+    sp_model = f"{prefix}.model"
+    lines = "".join(json.dumps({"text": r["content"]}) + "\n" for r in records)
+    proc = subprocess.run(
+        [sys.executable, "-m", "fastppl.cli", "score", str(model_path), "--documents",
+         "--normalize", "--sp-model", sp_model, "-q"],
+        input=lines.encode(), capture_output=True, check=True,
+    )  # fmt: skip
+    got = [json.loads(line)["perplexity"] for line in proc.stdout.decode().splitlines()]
+    expected = documents.perplexity(
+        NGramModel.from_file(model_path),
+        [r["content"] for r in records],
+        sp_model=sp_model,
+    )
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+    source = tmp_path / "docs.jsonl"
+    source.write_text(lines, "utf-8")
+    argv = ["score", str(model_path), str(source), "--documents", "--normalize", "-q"]
+    assert main([*argv, "--sp-model", sp_model, "--whole-lines"]) == 0
+    got = [json.loads(line)["perplexity"] for line in capsys.readouterr().out.splitlines()]
+    np.testing.assert_allclose(got, expected, rtol=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('{"text": "ok"', "docs.jsonl:3: not valid JSON"),
+        ("[1, 2]", "docs.jsonl:3: not a JSON object"),
+        ('{"body": "x"}', "docs.jsonl:3: no field 'text'"),
+        ('{"text": 5}', "docs.jsonl:3: field 'text' is int, not text"),
+    ],
+)
+def test_bad_records_name_their_line_and_leave_no_output(
+    model_path, tmp_path, capsys, line: str, message: str
+) -> None:
+    source = tmp_path / "docs.jsonl"
+    source.write_text('{"text": "a"}\n\n' + line + "\n", "utf-8")
+    target = tmp_path / "out.jsonl"
+    assert main(["score", str(model_path), str(source), "--documents", "-o", str(target)]) == 1
+    assert message in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == [source]
+
+
+def test_document_options_need_documents(model_path, tmp_path, capsys) -> None:
+    text = tmp_path / "t.txt"
+    text.write_text("a b\n", "utf-8")
+    assert main(["score", str(model_path), str(text), "--normalize", "-q"]) == 1
+    assert "go with --documents" in capsys.readouterr().err
+    argv = ["score", str(model_path), str(text), "--documents", "--tokens", "-q"]
+    assert main(argv) == 1
+    assert "do not go together" in capsys.readouterr().err

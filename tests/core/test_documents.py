@@ -1,0 +1,217 @@
+# ruff: noqa: RUF001  (full-width and typographic characters are what these tests are about)
+"""`fastppl.documents`: CCNet's normalizer and document perplexity, against the step-by-step
+reference (`fastppl.reference.ccnet_*`) and CCNet's own documented examples."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import fastppl.kenlm
+from fastppl import Corpus, NGramModel, datasets, documents, reference
+from fastppl.errors import InvalidArgumentError, InvalidTypeError
+from fastppl.text import read_text
+
+#: Characters that exercise every step: CCNet's punctuation, digits of several scripts,
+#: accented and combining characters, control characters, Unicode spaces, newlines.
+SPECIAL = (
+    "".join(reference.CCNET_PUNCT)
+    + "0123456789０٣७ÉéçãÅ\u0301\u0327ẞΣς"
+    + "\x00\x07\t\r\x0b\x0c\x1c\x1f\x7f\x85\x9f\xa0\u2028\u3000 \n"
+    + "ab한국"
+)
+
+
+def test_ccnet_documented_examples() -> None:
+    # cc_net/tests/test_normalizer.py
+    weird = "，。、„”“«»１」「《》´∶：？！（）；–—．～’…━〈〉【】％"
+    replaced = ',.,""""""""""\'::?!();- - . ~\'...-<>[]%'
+    plain = {"accent": False, "case": False, "numbers": False}
+    assert documents.normalize(weird, **plain, punct=1) == replaced
+    assert documents.normalize(weird, **plain, punct=2) == ""
+    digits = "０２３４５６７８９ | 0123456789"
+    assert documents.normalize(digits, numbers=True) == "000000000 | 0000000000"
+    assert documents.normalize(digits, numbers=False) == digits
+    dedup = "０２３´∶：\x10 | ;012 hèllo"
+    assert documents.normalize(dedup, accent=False, punct=2) == "000 | ;000 hèllo"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    text=st.text(alphabet=st.sampled_from(SPECIAL) | st.characters(), max_size=40),
+    accent=st.booleans(),
+    case=st.booleans(),
+    numbers=st.booleans(),
+    punct=st.sampled_from([0, 1, 2]),
+)
+def test_normalize_matches_the_step_by_step_reference(text, accent, case, numbers, punct) -> None:
+    options = {"accent": accent, "case": case, "numbers": numbers, "punct": punct}
+    assert documents.normalize(text, **options) == reference.ccnet_normalize(text, **options)
+    # the whole-document path normalizes each line as normalize does, newlines kept
+    expected = "\n".join(reference.ccnet_normalize(line, **options) for line in text.split("\n"))
+    assert documents._normalized_lines(text, documents._Normalization(options)) == expected
+
+
+def test_bad_normalize_arguments() -> None:
+    with pytest.raises(InvalidArgumentError, match="punct must be 0, 1 or 2, got 3"):
+        documents.normalize("a", punct=3)
+    with pytest.raises(InvalidTypeError, match="text must be a str, got bytes"):
+        documents.normalize(b"a")
+    with pytest.raises(InvalidArgumentError, match="unknown normalize option"):
+        documents.perplexity(_tiny_model(), ["a"], normalize={"accents": False})
+
+
+def _tiny_model() -> NGramModel:
+    return NGramModel.fit(Corpus.from_sentences([["a", "b"]]), order=2, smoothing="kneser_ney")
+
+
+@pytest.fixture(scope="module")
+def machado_paragraphs() -> list[str]:
+    """Raw Machado paragraphs (mixed case, accents, digits, dashes, quotes)."""
+    text = read_text(datasets.machado(), skip_line_prefixes=datasets.MACHADO_SKIP_LINE_PREFIXES)
+    return [p for p in text.split("\n") if p.strip()][:3000]
+
+
+@pytest.fixture(scope="module")
+def machado_model(machado_paragraphs, tmp_path_factory) -> fastppl.kenlm.Model:
+    """A 3-gram model of normalized Machado text, through the kenlm-module API."""
+    lines = [reference.ccnet_normalize(p) for p in machado_paragraphs[:2000]]
+    path = tmp_path_factory.mktemp("documents") / "machado.arpa"
+    corpus = Corpus.from_texts(["\n".join(lines)], tokenizer="kenlm")
+    NGramModel.fit(corpus, order=3, smoothing="modified_kneser_ney").to_arpa(path)
+    return fastppl.kenlm.Model(path)
+
+
+def _documents(paragraphs: list[str]) -> list[str]:
+    """Held-out paragraphs grouped 1 to 7 to a document, with blank lines and odd characters."""
+    docs, i, size = [], 0, 1
+    while i < len(paragraphs):
+        docs.append("\n".join(paragraphs[i : i + size]))
+        i, size = i + size, size % 7 + 1
+    return [*docs, "", "\n", "Linha 1\n\n«Linha» 2０\n", "\u3000só\x07 espaço\u3000\r\n"]
+
+
+def test_perplexity_matches_the_ccnet_loop(machado_model, machado_paragraphs) -> None:
+    docs = _documents(machado_paragraphs[2000:])
+    expected = reference.ccnet_document_perplexities(machado_model, docs)
+    got = documents.perplexity(machado_model, docs)
+    assert got.dtype == np.float64 and got.shape == (len(docs),)
+    np.testing.assert_allclose(got, expected, rtol=1e-9)
+    unnormalized = reference.ccnet_document_perplexities(machado_model, docs, normalize=False)
+    got = documents.perplexity(machado_model._model, docs, normalize=False)
+    np.testing.assert_allclose(got, unnormalized, rtol=1e-9)
+    assert not np.allclose(got, expected)
+
+
+def test_documents_from_arrays_and_datasets_batches(machado_model, machado_paragraphs) -> None:
+    pa = pytest.importorskip("pyarrow")
+    docs = _documents(machado_paragraphs[2000:2100])
+    expected = documents.perplexity(machado_model, docs)
+    for given_as in (
+        np.array(docs),
+        np.array(docs, dtype=object),
+        pa.array(docs),
+        pa.chunked_array([docs[:10], docs[10:]]),
+        iter(docs),
+    ):
+        np.testing.assert_array_equal(documents.perplexity(machado_model, given_as), expected)
+    add = documents.map_function(machado_model, text_field="content", output_field="ppl")
+    out = add({"content": docs, "id": list(range(len(docs)))})
+    assert list(out) == ["ppl"] and out["ppl"] == expected.tolist()
+    with pytest.raises(InvalidArgumentError, match="no column 'content'"):
+        add({"text": docs})
+
+
+def test_bad_documents_raise_clear_errors(machado_model) -> None:
+    with pytest.raises(InvalidTypeError, match="document 1 must be a str, got NoneType"):
+        documents.perplexity(machado_model, ["a", None])
+    with pytest.raises(InvalidTypeError, match="not one str"):
+        documents.perplexity(machado_model, "a document")
+    with pytest.raises(InvalidTypeError, match="model must be"):
+        documents.perplexity("model.arpa", ["a"])
+    with pytest.raises(InvalidArgumentError, match="reserved token"):
+        documents.perplexity(machado_model, ["a <s> b"])
+    corpus = Corpus.from_sentences([["a", "b"]])
+    no_markers = NGramModel.fit(corpus, order=2, smoothing="kneser_ney", bos_eos=False)
+    with pytest.raises(InvalidArgumentError, match="bos_eos=False"):
+        documents.perplexity(no_markers, ["a b"])
+
+
+@pytest.fixture(scope="module", params=[{}, {"add_dummy_prefix": False}], ids=["default", "bare"])
+def sp_model(request, machado_paragraphs, tmp_path_factory) -> Path:
+    """A 400-piece SentencePiece model trained on normalized Machado text: with SentencePiece's
+    defaults (each word cut alone), or without the word-start mark (pieces depend on the line)."""
+    spm = pytest.importorskip("sentencepiece")
+    folder = tmp_path_factory.mktemp("sp-bare" if request.param else "sp-default")
+    train = folder / "train.txt"
+    train.write_text(
+        "\n".join(documents.normalize(p) for p in machado_paragraphs[:1500]), encoding="utf-8"
+    )
+    spm.SentencePieceTrainer.train(
+        input=str(train),
+        model_prefix=str(folder / "sp"),
+        vocab_size=400,
+        minloglevel=2,
+        **request.param,
+    )
+    return folder / "sp.model"
+
+
+def test_sentencepiece_documents_match_the_ccnet_loop(
+    sp_model: Path, machado_paragraphs, tmp_path: Path
+) -> None:
+    import sentencepiece
+
+    sp = sentencepiece.SentencePieceProcessor(model_file=str(sp_model))
+    # the default model is read word by word, the other line by line
+    assert documents._pieces_stay_within_words(sp) == ("bare" not in sp_model.parent.name)
+    pieces = [
+        " ".join(sp.encode_as_pieces(documents.normalize(p))) for p in machado_paragraphs[:1500]
+    ]
+    arpa = tmp_path / "pieces.arpa"
+    corpus = Corpus.from_texts(["\n".join(pieces)], tokenizer="kenlm")
+    NGramModel.fit(corpus, order=4, smoothing="modified_kneser_ney").to_arpa(arpa)
+    model = fastppl.kenlm.Model(arpa)
+    docs = _documents(machado_paragraphs[2000:2600])
+    expected = reference.ccnet_document_perplexities(model, docs, sp=sp)
+    np.testing.assert_allclose(documents.perplexity(model, docs, sp_model=sp), expected, rtol=1e-9)
+    by_path = documents.perplexity(model, docs, sp_model=sp_model, num_threads=1)
+    np.testing.assert_allclose(by_path, expected, rtol=1e-9)
+    whole = documents.perplexity(model, docs, sp_model=sp, whole_lines=True)
+    np.testing.assert_allclose(whole, expected, rtol=1e-9)
+    raw = reference.ccnet_document_perplexities(model, docs, sp=sp, normalize=False)
+    got = documents.perplexity(model, docs, sp_model=sp, normalize=False)
+    np.testing.assert_allclose(got, raw, rtol=1e-9)
+    with pytest.raises(FileNotFoundError):
+        documents.perplexity(model, docs, sp_model=tmp_path / "none.model")
+    with pytest.raises(InvalidArgumentError, match="not a SentencePiece model"):
+        documents.perplexity(model, docs, sp_model=arpa)
+
+
+def test_long_lines_are_cut_whole(sp_model: Path, machado_model, machado_paragraphs, monkeypatch):
+    import sentencepiece
+
+    sp = sentencepiece.SentencePieceProcessor(model_file=str(sp_model))
+    docs = _documents(machado_paragraphs[2000:2300])
+    expected = documents.perplexity(machado_model, docs, sp_model=sp, whole_lines=True)
+    monkeypatch.setattr(documents, "_LONG_LINE", 200)
+    cut = []
+    monkeypatch.setattr(sp, "encode", lambda lines, **kw: cut.append(len(lines)) or
+                        sentencepiece.SentencePieceProcessor.encode(sp, lines, **kw))  # fmt: skip
+    got = documents.perplexity(machado_model, docs, sp_model=sp)
+    np.testing.assert_allclose(got, expected, rtol=1e-9)
+    long_lines = sum(len(documents.normalize(p)) > 200 for p in machado_paragraphs[2000:2300])
+    assert documents._pieces_stay_within_words(sp) is False or cut[1] >= long_lines > 0
+
+
+def test_batches_give_the_same_numbers(machado_model, machado_paragraphs, monkeypatch) -> None:
+    docs = _documents(machado_paragraphs[2000:2300])
+    whole = documents.perplexity(machado_model, docs)
+    monkeypatch.setattr(documents, "BATCH_CHARS", 5000)
+    assert len(list(documents._batches(docs))) > 10
+    np.testing.assert_array_equal(documents.perplexity(machado_model, docs), whole)
+    assert documents.perplexity(machado_model, []).shape == (0,)
