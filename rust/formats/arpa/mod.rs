@@ -1,6 +1,8 @@
 //! ARPA back-off language model files, read and written as KenLM does (`lm/read_arpa.cc`,
-//! `lm/common/print.cc`), streamed line by line and (de)compressed on the fly (see
-//! [`crate::util::compressed`]).
+//! `lm/common/print.cc`), streamed and (de)compressed on the fly (see
+//! [`crate::util::compressed`]). Reading parses blocks of lines on all cores (`read.rs`, with
+//! the blocks read by a thread of their own in `lines.rs`); writing formats batches of lines on
+//! all cores (`write.rs`).
 //!
 //! ## Format
 //! ```text
