@@ -1,12 +1,13 @@
 """ARPA reading and writing speed: ``from_arpa`` and ``to_arpa`` against ``kenlm.Model``.
 
-For each ARPA file given: the median wall time of ``NGramModel.from_arpa`` (and its MB/s),
-of ``kenlm.Model`` on the same file (the ``kenlm`` pip module, when installed), and of
-``to_arpa`` of the model read back, with the sha256 of the file written. With ``--baseline DIR``
-(a directory holding another build of the ``fastppl`` package, e.g. one built from ``main`` and
-copied aside), that build is measured the same way in the same run, so that before and after
-can be compared on a noisy machine as ratios. Every measurement runs in its own process, one
-after the other; files are read once first so that they are in the page cache.
+For each ARPA file given: the median wall time (and CPU time, all threads) of
+``NGramModel.from_arpa`` (and its MB/s), of ``kenlm.Model`` on the same file (the ``kenlm`` pip
+module, when installed), and of ``to_arpa`` of the model read, with the sha256 of the file
+written. With ``--baseline DIR`` (a directory holding another build of the ``fastppl`` package,
+e.g. one built from ``main`` and copied aside), that build is measured the same way in the same
+run, so that before and after can be compared on a noisy machine as ratios. Every measurement
+runs in its own process; each repeat runs every build in turn, then kenlm. The file is read
+once first so that it is in the page cache.
 
     python benches/bench_arpa.py /tmp/arpa-bench/o3.arpa [more.arpa ...] \\
         [--baseline /tmp/arpa-bench/base] [--repeats 3] [--json out.json]
@@ -28,35 +29,27 @@ from pathlib import Path
 FASTPPL = """
 import hashlib, json, sys, time
 import fastppl
-path, out, repeats = sys.argv[1], sys.argv[2], int(sys.argv[3])
-reads, writes = [], []
-for _ in range(repeats):
-    t = time.perf_counter()
-    model = fastppl.NGramModel.from_arpa(path)
-    reads.append(time.perf_counter() - t)
-for _ in range(repeats):
-    t = time.perf_counter()
-    model.to_arpa(out)
-    writes.append(time.perf_counter() - t)
+path, out = sys.argv[1], sys.argv[2]
+wall, cpu = time.perf_counter(), time.process_time()
+model = fastppl.NGramModel.from_arpa(path)
+read, read_cpu = time.perf_counter() - wall, time.process_time() - cpu
+wall, cpu = time.perf_counter(), time.process_time()
+model.to_arpa(out)
+write, write_cpu = time.perf_counter() - wall, time.process_time() - cpu
 digest = hashlib.sha256()
 with open(out, "rb") as f:
     while block := f.read(1 << 24):
         digest.update(block)
-print(json.dumps({"read": reads, "write": writes, "sha256": digest.hexdigest(),
-                  "ngrams": model.ngram_counts, "package": fastppl.__file__}))
+print(json.dumps({"read": read, "read_cpu": read_cpu, "write": write, "write_cpu": write_cpu,
+                  "sha256": digest.hexdigest(), "package": fastppl.__file__}))
 """
 
 KENLM = """
 import json, sys, time
 import kenlm
-path, repeats = sys.argv[1], int(sys.argv[2])
-reads = []
-for _ in range(repeats):
-    t = time.perf_counter()
-    model = kenlm.Model(path)
-    reads.append(time.perf_counter() - t)
-    del model
-print(json.dumps({"read": reads}))
+wall, cpu = time.perf_counter(), time.process_time()
+model = kenlm.Model(sys.argv[1])
+print(json.dumps({"read": time.perf_counter() - wall, "read_cpu": time.process_time() - cpu}))
 """
 
 
@@ -92,41 +85,55 @@ def has_kenlm() -> bool:
 
 
 def measure(path: Path, builds: dict[str, Path | None], repeats: int, tmp: Path) -> dict:
-    """The timings of one ARPA file for each build, and kenlm's."""
+    """The timings of one ARPA file for each build, and kenlm's: each repeat runs every build
+    once in turn (so that a change in the machine's load falls on all of them), then medians."""
     size_mb = path.stat().st_size / 1e6
     result: dict = {"file": str(path), "mb": size_mb, "sha256": sha256(path)}
-    for name, package in builds.items():
-        out = tmp / f"{name}.arpa"
-        r = child(FASTPPL, [str(path), str(out), str(repeats)], package)
-        out.unlink()
-        r["read_s"] = statistics.median(r["read"])
-        r["write_s"] = statistics.median(r["write"])
-        r["read_mb_s"] = size_mb / r["read_s"]
+    runs: dict[str, list[dict]] = {name: [] for name in [*builds, "kenlm"]}
+    for _ in range(repeats):
+        for name, package in builds.items():
+            out = tmp / f"{name}.arpa"
+            runs[name].append(child(FASTPPL, [str(path), str(out)], package))
+            out.unlink()
+        if has_kenlm():
+            runs["kenlm"].append(child(KENLM, [str(path)]))
+    for name, rs in runs.items():
+        if not rs:
+            continue
+        keys = [k for k in ("read", "read_cpu", "write", "write_cpu") if k in rs[0]]
+        r: dict = {k: statistics.median(x[k] for x in rs) for k in keys}
+        r["read_mb_s"] = size_mb / r["read"]
+        if "sha256" in rs[0]:
+            hashes = {x["sha256"] for x in rs}
+            r["sha256"] = rs[0]["sha256"] if len(hashes) == 1 else "differs between runs"
+        r["runs"] = rs
         result[name] = r
-    if has_kenlm():
-        k = child(KENLM, [str(path), str(repeats)])
-        k["read_s"] = statistics.median(k["read"])
-        result["kenlm"] = k
     return result
 
 
 def report(r: dict, builds: list[str]) -> str:
     """The lines printed for one file."""
     lines = [f"{r['file']} ({r['mb']:.0f} MB, sha256 {r['sha256'][:16]}...)"]
-    kenlm = r.get("kenlm", {}).get("read_s")
+    kenlm = r.get("kenlm")
+    if kenlm:
+        lines.append(
+            f"  {'kenlm':>8}: Model {kenlm['read']:.1f} s ({kenlm['read_mb_s']:.0f} MB/s, "
+            f"CPU {kenlm['read_cpu']:.1f} s)"
+        )
     for name in builds:
         b = r[name]
-        vs = f", {b['read_s'] / kenlm:.2f}x kenlm.Model's {kenlm:.1f} s" if kenlm else ""
+        vs = f", {b['read'] / kenlm['read']:.2f}x kenlm.Model's time" if kenlm else ""
         lines.append(
-            f"  {name:>8}: from_arpa {b['read_s']:.1f} s ({b['read_mb_s']:.0f} MB/s{vs}); "
-            f"to_arpa {b['write_s']:.1f} s; written sha256 {b['sha256'][:16]}..."
+            f"  {name:>8}: from_arpa {b['read']:.1f} s ({b['read_mb_s']:.0f} MB/s, CPU "
+            f"{b['read_cpu']:.1f} s{vs}); to_arpa {b['write']:.1f} s (CPU {b['write_cpu']:.1f} "
+            f"s); written sha256 {b['sha256'][:16]}..."
         )
     if len(builds) == 2:
         before, after = (r[n] for n in builds)
         same = "identical" if before["sha256"] == after["sha256"] else "DIFFERENT"
         lines.append(
-            f"  after/before: from_arpa {after['read_s'] / before['read_s']:.2f}x, "
-            f"to_arpa {after['write_s'] / before['write_s']:.2f}x; written files {same}"
+            f"  after/before: from_arpa {after['read'] / before['read']:.2f}x, "
+            f"to_arpa {after['write'] / before['write']:.2f}x; written files {same}"
         )
     return "\n".join(lines)
 
