@@ -26,10 +26,11 @@ impl Model {
     }
 
     /// Gives order `m` twice the room (entries went beyond the size hint): its entries move to
-    /// new slots, so the keys of every higher order are renumbered too.
+    /// new slots, so the keys of every higher order are renumbered too (those with a table yet:
+    /// a reader adds the tables order by order).
     fn grow_order(&mut self, m: usize) {
         let mut renumber: Option<Vec<u32>> = None;
-        for k in m..=self.order {
+        for k in m..=self.higher.len() + 1 {
             let old = &self.higher[k - 2].table;
             let entries = if k == m { old.len() * 2 + 1 } else { old.len() };
             let mut table = ProbingTable::with_entries(entries);

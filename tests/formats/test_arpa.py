@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bz2
 import gzip
+import hashlib
 import lzma
 import math
 import os
@@ -14,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fastppl import Corpus, FastpplError, NGramModel
+from fastppl import Corpus, FastpplError, NGramModel, train_arpa
 from fastppl.errors import InvalidArgumentError, ModelFileNotFoundError, ModelFormatError
 
 LN10 = math.log(10)
@@ -141,6 +142,41 @@ def test_rewriting_lmplz_file_gives_the_same_lines(tmp_path: Path, arpa_dir: Pat
     ours = out.read_text(encoding="utf-8").splitlines()
     assert ours[:8] == theirs[:8]  # header and the first unigrams: <unk>, <s>, </s>
     assert sorted(ours) == sorted(theirs)
+
+
+#: sha256 of the plain ARPA text fastppl writes for the shared models: read from lmplz's files,
+#: fitted in memory and estimated within a memory budget (both paths share one writer). Taken
+#: with main at e4231d4, before the parallel reader and the prefix-memoized writer (issue 14):
+#: reading and writing must stay byte for byte the same.
+WRITTEN_SHA256 = {
+    "machado.o3.arpa.gz": "d64f21657ba26dee3ec1accc03ba6ab94ef4a2399dbd41c7ff2221cc217f5473",
+    "machado-small.o5.arpa.gz": "84ed7d175285279384706d20a4a5b96cc190f77bd184f70e8a2611746519d6ef",
+    "machado-small.train.txt": "e6af387801f81602cd946a5bdd3895bef7037a691f636f51eafc331d7d5c7504",
+}
+
+
+def sha256_of(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize("name", ["machado.o3.arpa.gz", "machado-small.o5.arpa.gz"])
+def test_lmplz_files_are_written_back_byte_for_byte(
+    name: str, tmp_path: Path, arpa_dir: Path
+) -> None:
+    out = tmp_path / "again.arpa"
+    NGramModel.from_arpa(arpa_dir / name).to_arpa(out)
+    assert sha256_of(out) == WRITTEN_SHA256[name]
+
+
+def test_fitted_and_budgeted_models_are_written_byte_for_byte(
+    tmp_path: Path, arpa_dir: Path
+) -> None:
+    name = "machado-small.train.txt"
+    corpus = Corpus.from_file(arpa_dir / name, tokenizer="whitespace", sentences="lines")
+    fitted, budgeted = tmp_path / "fitted.arpa", tmp_path / "budgeted.arpa"
+    NGramModel.fit(corpus, order=5, smoothing="modified_kneser_ney").to_arpa(fitted)
+    train_arpa(corpus, budgeted, order=5, memory="50M", temp_dir=tmp_path)
+    assert sha256_of(fitted) == sha256_of(budgeted) == WRITTEN_SHA256[name]
 
 
 # ---- (c) round trips ---------------------------------------------------------------------------

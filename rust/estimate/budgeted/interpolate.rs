@@ -345,12 +345,14 @@ fn write_section(
                 &batch,
                 width,
                 |row| (words_f64(&row[m..]).ln(), words_f64(&row[m + 2..]).ln()),
-                |row, text| {
-                    for (i, &w) in row[..m].iter().enumerate() {
-                        if i > 0 {
-                            text.push(b' ');
+                || {
+                    |row: &[u32], text: &mut Vec<u8>| {
+                        for (i, &w) in row[..m].iter().enumerate() {
+                            if i > 0 {
+                                text.push(b' ');
+                            }
+                            text.extend_from_slice(vocab.word(w).as_bytes());
                         }
-                        text.extend_from_slice(vocab.word(w).as_bytes());
                     }
                 },
             )

@@ -1,6 +1,8 @@
 //! ARPA back-off language model files, read and written as KenLM does (`lm/read_arpa.cc`,
-//! `lm/common/print.cc`), streamed line by line and (de)compressed on the fly (see
-//! [`crate::util::compressed`]).
+//! `lm/common/print.cc`), streamed and (de)compressed on the fly (see
+//! [`crate::util::compressed`]). Reading parses blocks of lines on all cores (`read.rs`, with
+//! the blocks read by a thread of their own in `lines.rs`); writing formats batches of lines on
+//! all cores (`write.rs`).
 //!
 //! ## Format
 //! ```text
@@ -51,20 +53,12 @@
 //! below 1e-6 (double-conversion's `ToShortestSingle` with KenLM's settings). Probability or
 //! weight 0 is written `-99`.
 
+mod lines;
+mod read;
+mod word_index;
 mod write;
 
-use std::f64::consts::LN_10;
-use std::io::{BufRead, Read};
-use std::path::Path;
-
-use crate::corpus::vocab::{Vocab, BOS, EOS, UNK};
-use crate::error::{Error, Result};
-use crate::model::{Fallback, Model, OrderTable};
-use crate::ngram::keys::MAX_ORDER;
-use crate::ngram::probing::ProbingTable;
-use crate::util::compressed::open_read;
-use crate::util::job::Job;
-
+pub use read::{read_arpa, read_arpa_from};
 pub use write::{
     check_arpa_tokens, check_writable, write_arpa, write_arpa_to, ArpaFile, ArpaWriter,
 };
@@ -73,499 +67,20 @@ pub use write::{
 pub const UNKNOWN_MISSING_LOG10: f64 = -100.0;
 
 /// Longest line accepted (1 MiB, newline included): ARPA lines are a few numbers and at most
-/// [`MAX_ORDER`] words, and the bound keeps one huge line (a decompression bomb) from exhausting
-/// memory.
+/// [`crate::ngram::keys::MAX_ORDER`] words, and the bound keeps one huge line (a decompression bomb) from
+/// exhausting memory.
 pub const MAX_LINE_BYTES: usize = 1 << 20;
-
-/// Most n-grams of one order allocated for before any is read: the header's counts are hints,
-/// never trusted for more room than this (tables grow as n-grams arrive).
-const INITIAL_ENTRIES: u64 = 1 << 16;
-
-/// Shortest n-gram line ("p\tw\n"), bounding how many n-grams a file of a given size can hold.
-const MIN_LINE_BYTES: u64 = 4;
-
-/// Compression ratio assumed when bounding the n-grams a file can hold by its size (xz reaches
-/// 8 on ARPA text; plain files are overestimated, which the header's counts cap).
-const COMPRESSION_RATIO: u64 = 16;
-
-/// N-gram lines read between two reports to the job (and checks for cancellation).
-const PROGRESS_LINES: u64 = 1 << 16;
-
-/// Reads an ARPA file (plain, .gz, .xz or .bz2, detected from its first bytes), reporting
-/// n-grams read to `job` (which can cancel it).
-pub fn read_arpa(path: &Path, job: &Job) -> Result<Model> {
-    let reader = open_read(path)?;
-    // room for at most as many n-grams as the (possibly compressed) bytes could hold, taking a
-    // compression ratio of COMPRESSION_RATIO: an underestimate only costs tables growing as lines
-    // arrive
-    let bytes = std::fs::metadata(path).map_err(Error::io(path))?.len();
-    let hint = bytes.saturating_mul(COMPRESSION_RATIO) / MIN_LINE_BYTES + 1;
-    read_arpa_hinted(reader, &path.display().to_string(), hint, job)
-}
-
-/// Line reader with a 1-based line number and one line of push-back.
-struct Lines<R> {
-    reader: R,
-    buf: Vec<u8>,
-    line: usize,
-    held: bool,
-    eof: bool,
-    path: String,
-}
-
-impl<R: BufRead> Lines<R> {
-    fn fail(&self, message: impl Into<String>) -> Error {
-        Error::ModelFormat {
-            path: self.path.clone(),
-            line: self.line,
-            message: message.into(),
-        }
-    }
-
-    /// Moves to the next line; false at the end of the file.
-    fn advance(&mut self) -> Result<bool> {
-        if self.held {
-            self.held = false;
-            return Ok(true);
-        }
-        if self.eof {
-            return Ok(false);
-        }
-        self.buf.clear();
-        let limited = &mut (&mut self.reader).take(MAX_LINE_BYTES as u64 + 1);
-        let n = match limited.read_until(b'\n', &mut self.buf) {
-            Ok(n) => n,
-            Err(e) => {
-                self.line += 1;
-                return Err(self.fail(format!("cannot read the file here: {e}")));
-            }
-        };
-        if n == 0 {
-            self.eof = true;
-            return Ok(false);
-        }
-        self.line += 1;
-        if self.buf.len() > MAX_LINE_BYTES {
-            return Err(self.fail(format!(
-                "line longer than {MAX_LINE_BYTES} bytes (the limit for an ARPA line)"
-            )));
-        }
-        if self.buf.last() == Some(&b'\n') {
-            self.buf.pop();
-        }
-        if self.buf.last() == Some(&b'\r') {
-            self.buf.pop();
-        }
-        if let Err(e) = std::str::from_utf8(&self.buf) {
-            return Err(self.fail(format!(
-                "not valid UTF-8 (byte {} of the line)",
-                e.valid_up_to() + 1
-            )));
-        }
-        Ok(true)
-    }
-
-    /// The current line (checked UTF-8 by [`Lines::advance`]).
-    fn text(&self) -> &str {
-        std::str::from_utf8(&self.buf).unwrap_or("")
-    }
-
-    /// Makes the next [`Lines::advance`] return the current line again.
-    fn hold(&mut self) {
-        self.held = true;
-    }
-}
-
-fn is_blank(s: &str) -> bool {
-    s.bytes().all(|b| b.is_ascii_whitespace())
-}
-
-/// At most 60 characters of `s`, quoted, for messages.
-fn quote(s: &str) -> String {
-    match s.char_indices().nth(60) {
-        Some((i, _)) => format!("{:?}...", &s[..i]),
-        None => format!("{s:?}"),
-    }
-}
-
-/// `\m-grams:` -> m.
-fn section_order(s: &str) -> Option<usize> {
-    s.strip_prefix('\\')?.strip_suffix("-grams:")?.parse().ok()
-}
-
-/// A log10 value from the file in natural log; -99 is log10 0.
-fn parse_log10(field: &str) -> Option<f64> {
-    // read as a float32, as KenLM stores ARPA values: the shortest digits that the writer prints
-    // for a float32 then come back as that very float32 (read as a float64, a value halfway
-    // between two float32s could round to the other one when written again)
-    let v = f64::from(field.parse::<f32>().ok()?);
-    if v.is_nan() {
-        return None;
-    }
-    Some(if v == -99.0 {
-        f64::NEG_INFINITY
-    } else {
-        v * LN_10
-    })
-}
-
-/// Reads an ARPA model from `reader`; `path` names it in error messages.
-pub fn read_arpa_from(reader: impl BufRead, path: &str) -> Result<Model> {
-    read_arpa_hinted(reader, path, INITIAL_ENTRIES, &Job::none())
-}
-
-/// [`read_arpa_from`], allocating at most `room` entries per order from the header's counts.
-fn read_arpa_hinted(reader: impl BufRead, path: &str, room: u64, job: &Job) -> Result<Model> {
-    let mut lines = Lines {
-        reader,
-        buf: Vec::new(),
-        line: 0,
-        held: false,
-        eof: false,
-        path: path.to_string(),
-    };
-
-    // \data\
-    loop {
-        if !lines.advance()? {
-            return Err(lines.fail("no \\data\\ line: the file is empty or holds only comments"));
-        }
-        let t = lines.text();
-        if is_blank(t) || t.starts_with('#') {
-            continue;
-        }
-        if t.trim_end() == "\\data\\" {
-            break;
-        }
-        let hint = if lines.buf.starts_with(&[0x1f, 0x8b]) {
-            " (this looks like gzip data inside a compressed file)"
-        } else {
-            ""
-        };
-        return Err(lines.fail(format!(
-            "expected \\data\\ as the first line that is not blank or a # comment, got {}{hint}",
-            quote(t)
-        )));
-    }
-
-    // ngram m=count
-    let mut announced: Vec<u64> = Vec::new();
-    loop {
-        if !lines.advance()? {
-            return Err(lines.fail("the file ends inside the \\data\\ header (truncated?)"));
-        }
-        let t = lines.text().trim();
-        if t.is_empty() {
-            break;
-        }
-        if t.starts_with('\\') {
-            lines.hold();
-            break;
-        }
-        let Some(rest) = t.strip_prefix("ngram") else {
-            return Err(lines.fail(format!(
-                "expected a count line \"ngram {}=<count>\" or a blank line, got {}",
-                announced.len() + 1,
-                quote(t)
-            )));
-        };
-        let parsed = rest.split_once('=').and_then(|(m, c)| {
-            Some((
-                m.trim().parse::<usize>().ok()?,
-                c.trim().parse::<u64>().ok()?,
-            ))
-        });
-        match parsed {
-            Some((m, c)) if m == announced.len() + 1 => announced.push(c),
-            Some((m, _)) => {
-                return Err(lines.fail(format!(
-                    "count lines must be ngram 1=, ngram 2=, ... in order; expected ngram {}=, got \
-                     ngram {m}=",
-                    announced.len() + 1
-                )))
-            }
-            None => {
-                return Err(lines.fail(format!(
-                    "bad count line {}: expected \"ngram {}=<count>\"",
-                    quote(t),
-                    announced.len() + 1
-                )))
-            }
-        }
-    }
-    // (the header's counts are untrusted: for the progress bar only)
-    let announced_total = announced.iter().fold(0u64, |t, &c| t.saturating_add(c));
-    job.stage("reading ARPA", announced_total)?;
-    let order = announced.len();
-    if order == 0 {
-        return Err(lines.fail("the \\data\\ header announces no n-gram count"));
-    }
-    if order > MAX_ORDER {
-        return Err(lines.fail(format!("order {order} is above the maximum {MAX_ORDER}")));
-    }
-
-    let mut model = Model {
-        order,
-        bos_eos: true,
-        vocab: Vocab::new(),
-        unigram_logp: vec![f64::NAN; 3],
-        unigram_weight: vec![0.0; 3],
-        unigram_counts: Vec::new(),
-        higher: Vec::with_capacity(order - 1),
-        fallback: Fallback::Chain,
-        missing_weight: 0.0,
-        normalized: true,
-        smoothing: "arpa".to_string(),
-        discounts: Vec::new(),
-    };
-
-    for m in 1..=order {
-        // \m-grams:
-        loop {
-            if !lines.advance()? {
-                return Err(lines.fail(format!(
-                    "the file ends before the \\{m}-grams: section (truncated?)"
-                )));
-            }
-            if !is_blank(lines.text()) {
-                break;
-            }
-        }
-        let t = lines.text().trim_end();
-        match section_order(t) {
-            Some(k) if k == m => {}
-            Some(k) => {
-                return Err(lines.fail(format!(
-                    "expected the \\{m}-grams: section, got \\{k}-grams:{}",
-                    if k > order {
-                        format!(" (the header announces {order} orders)")
-                    } else {
-                        String::new()
-                    }
-                )))
-            }
-            None if t == "\\end\\" => {
-                return Err(lines.fail(format!(
-                    "\\end\\ before the \\{m}-grams: section announced in the header"
-                )))
-            }
-            None => {
-                return Err(lines.fail(format!(
-                    "expected the \\{m}-grams: section header, got {}{}",
-                    quote(t),
-                    if t.starts_with('\\') {
-                        " (unknown section)"
-                    } else {
-                        ""
-                    }
-                )))
-            }
-        }
-        if m >= 2 {
-            model.higher.push(OrderTable {
-                table: ProbingTable::with_entries(announced[m - 1].min(room) as usize),
-                counts: Vec::new(),
-            });
-        }
-        let expected = announced[m - 1];
-        let mut seen: u64 = 0;
-        let mut ids: Vec<u32> = Vec::with_capacity(m);
-        loop {
-            if !lines.advance()? {
-                return Err(lines.fail(format!(
-                    "the file ends inside \\{m}-grams: after {seen} of the {expected} n-grams \
-                     announced (truncated?)"
-                )));
-            }
-            let t = lines.text();
-            if is_blank(t) || t.starts_with('\\') {
-                lines.hold();
-                break;
-            }
-            if seen == expected {
-                return Err(lines.fail(format!(
-                    "\\{m}-grams: holds more n-grams than the {expected} announced in the header"
-                )));
-            }
-            let (logp, words, backoff) = split_fields(t, m).map_err(|msg| lines.fail(msg))?;
-            let logp = parse_log10(logp)
-                .ok_or_else(|| lines.fail(format!("bad log10 probability {}", quote(logp))))?;
-            if logp > 0.0 {
-                return Err(lines.fail(format!(
-                    "positive log10 probability {} (a probability above 1)",
-                    logp / LN_10
-                )));
-            }
-            let weight = match backoff {
-                None => 0.0,
-                Some(b) => match parse_log10(b) {
-                    Some(w) if w != f64::INFINITY => w,
-                    _ => return Err(lines.fail(format!("bad log10 backoff {}", quote(b)))),
-                },
-            };
-            if m == order && weight != 0.0 {
-                return Err(lines.fail(format!(
-                    "non-zero backoff {} on an n-gram of the highest order",
-                    quote(backoff.unwrap_or(""))
-                )));
-            }
-            if m == 1 {
-                // ASCII whitespace only, as KenLM: U+00A0 and friends are part of words
-                let word = words.trim_matches(|c: char| c.is_ascii_whitespace());
-                let before = model.vocab.len();
-                let id = model.vocab.intern(word);
-                if (id as usize) < before {
-                    if !model.unigram_logp[id as usize].is_nan() {
-                        return Err(lines.fail(format!("duplicate unigram {}", quote(word))));
-                    }
-                } else {
-                    model.unigram_logp.push(f64::NAN);
-                    model.unigram_weight.push(0.0);
-                }
-                model.unigram_logp[id as usize] = logp;
-                model.unigram_weight[id as usize] = weight;
-            } else {
-                ids.clear();
-                for w in words.split_ascii_whitespace() {
-                    match model.vocab.get(w) {
-                        Some(id) => ids.push(id),
-                        None => {
-                            return Err(lines.fail(format!(
-                                "word {} is not among the unigrams (which must list the whole \
-                                 vocabulary)",
-                                quote(w)
-                            )))
-                        }
-                    }
-                }
-                let Some(prefix) = model.find(&ids[..m - 1]) else {
-                    return Err(lines.fail(format!(
-                        "the context of the {m}-gram {} is not among the {}-grams (KenLM \
-                         refuses such files too: \"the context of every n-gram should appear as \
-                         an (n-1)-gram\")",
-                        quote(words),
-                        m - 1
-                    )));
-                };
-                if m >= 3 {
-                    if let Err(ln_p) = model.ensure_ngram(&ids[1..]) {
-                        return Err(lines.fail(format!(
-                            "the {m}-gram {} has a suffix missing from the file, whose \
-                             probability by backing off is above 1 (log10 {}): the file's \
-                             backoff weights are not those of a probability model",
-                            quote(words),
-                            ln_p / LN_10
-                        )));
-                    }
-                }
-                // inserting a blank suffix may have moved the prefix to a new slot
-                let prefix = model.find(&ids[..m - 1]).unwrap_or(prefix);
-                if !model.insert_ngram(m, prefix, ids[m - 1], logp, weight) {
-                    return Err(lines.fail(format!("duplicate {m}-gram {}", quote(words))));
-                }
-            }
-            seen += 1;
-            if seen % PROGRESS_LINES == 0 {
-                job.step(PROGRESS_LINES)?;
-            }
-        }
-        if seen != expected {
-            return Err(lines.fail(format!(
-                "\\{m}-grams: holds {seen} n-grams but the header announces {expected}"
-            )));
-        }
-        if m == 1 {
-            for (id, name) in [(BOS, "<s>"), (EOS, "</s>")] {
-                if model.unigram_logp[id as usize].is_nan() {
-                    return Err(lines.fail(format!(
-                        "the unigrams have no {name}: fastppl, like KenLM by default, needs the \
-                         sentence markers <s> and </s>"
-                    )));
-                }
-            }
-            if model.unigram_logp[UNK as usize].is_nan() {
-                model.unigram_logp[UNK as usize] = UNKNOWN_MISSING_LOG10 * LN_10;
-                model.unigram_weight[UNK as usize] = 0.0;
-            }
-            model.unigram_logp[BOS as usize] = f64::NEG_INFINITY;
-        }
-    }
-
-    // \end\
-    loop {
-        if !lines.advance()? {
-            return Err(lines.fail("the file ends without \\end\\ (truncated?)"));
-        }
-        if !is_blank(lines.text()) {
-            break;
-        }
-    }
-    let t = lines.text().trim_end();
-    if t != "\\end\\" {
-        let msg = match section_order(t) {
-            Some(k) => format!(
-                "section \\{k}-grams: is not announced in the \\data\\ header (which stops at \
-                 order {order})"
-            ),
-            None => format!("expected \\end\\, got {}", quote(t)),
-        };
-        return Err(lines.fail(msg));
-    }
-    while lines.advance()? {
-        if !is_blank(lines.text()) {
-            return Err(lines.fail(format!(
-                "unexpected line after \\end\\: {}",
-                quote(lines.text())
-            )));
-        }
-    }
-    Ok(model)
-}
-
-/// Splits an n-gram line of order `m` into (log10 p, words, backoff).
-fn split_fields(line: &str, m: usize) -> std::result::Result<(&str, &str, Option<&str>), String> {
-    let wrong_length =
-        |k: usize| format!("an n-gram of {k} word(s) in the \\{m}-grams: section (expected {m})");
-    if line.contains('\t') {
-        let mut parts = line.split('\t');
-        let logp = parts.next().unwrap_or("").trim();
-        let Some(words) = parts.next() else {
-            return Err("expected <log10 p>\\t<words>[\\t<backoff>]".into());
-        };
-        let backoff = parts.next().map(str::trim);
-        if parts.next().is_some() {
-            return Err(
-                "too many tab-separated fields: expected <log10 p>\\t<words>[\\t<backoff>]".into(),
-            );
-        }
-        let k = words.split_ascii_whitespace().count();
-        if k != m {
-            return Err(wrong_length(k));
-        }
-        let backoff = backoff.filter(|b| !b.is_empty());
-        Ok((logp, words, backoff))
-    } else {
-        // whitespace-separated: p w1 .. wm [backoff]
-        let fields: Vec<&str> = line.split_ascii_whitespace().collect();
-        if fields.len() != m + 1 && fields.len() != m + 2 {
-            return Err(format!(
-                "{} field(s) where a {m}-gram line has {} or {}: <log10 p> <{m} words> [<backoff>]",
-                fields.len(),
-                m + 1,
-                m + 2
-            ));
-        }
-        // words as a sub-slice of the line
-        let start = fields[1].as_ptr() as usize - line.as_ptr() as usize;
-        let last = fields[m];
-        let end = last.as_ptr() as usize - line.as_ptr() as usize + last.len();
-        Ok((fields[0], &line[start..end], fields.get(m + 1).copied()))
-    }
-}
 
 #[cfg(test)]
 mod tests {
+    use std::f64::consts::LN_10;
+
+    use super::read::read_arpa_hinted;
     use super::*;
+    use crate::corpus::vocab::{BOS, UNK};
+    use crate::error::{Error, Result};
+    use crate::model::Model;
+    use crate::util::job::Job;
 
     const TINY: &str =
         "\\data\\\nngram 1=5\nngram 2=4\n\n\\1-grams:\n-1.0\t<unk>\t0\n-99\t<s>\t-0.5\n\
@@ -628,7 +143,7 @@ mod tests {
             assert!(err.ends_with(&expected), "{err}");
         }
         // tables sized below the counts grow as n-grams arrive: same model as with full room
-        let small = read_arpa_hinted(TINY.as_bytes(), "t", 1, &Job::none()).unwrap();
+        let small = read_arpa_hinted(TINY.as_bytes(), "t", 1, 1 << 20, &Job::none()).unwrap();
         let full = read(TINY).unwrap();
         assert_eq!(small.ngram_counts(), full.ngram_counts());
         let ids: Vec<u32> = ["a", "b", "b", "a"]
@@ -641,6 +156,60 @@ mod tests {
             out
         };
         assert_eq!(scores(&small), scores(&full));
+    }
+
+    /// The ARPA text of the model read from `text` in blocks of `block_bytes`, or the line of
+    /// the error.
+    fn read_in_blocks(text: &str, block_bytes: usize) -> std::result::Result<Vec<u8>, usize> {
+        let model = read_arpa_hinted(text.as_bytes(), "t", 1, block_bytes, &Job::none())
+            .map_err(line_of)?;
+        let mut out = Vec::new();
+        write_arpa_to(&model, &mut out).unwrap();
+        Ok(out)
+    }
+
+    #[test]
+    fn blocks_cut_anywhere_read_the_same() {
+        // TINY (and KenLM's order, by suffix), a file with blank suffixes and missing <unk>, and
+        // files with errors in every section
+        let suffix_order = TINY.replace(
+            "-0.2\t<s> a\n-0.3\ta b\n-0.1\tb </s>\n-0.4\ta </s>\n",
+            "-0.1\tb </s>\n-0.4\ta </s>\n-0.2\t<s> a\n-0.3\ta b\n",
+        );
+        let blanks = "\\data\\\nngram 1=4\nngram 2=2\nngram 3=2\n\n\\1-grams:\n-99\t<s>\t-0.5\n\
+                      -0.5\t</s>\t-0.1\n-0.4\ta\t-0.3\n-0.6\tb\t-0.2\n\n\\2-grams:\n\
+                      -0.2\t<s> a\t-0.7\n-0.3\ta b\t-0.1\n\n\\3-grams:\n-0.05\t<s> a b\n\
+                      -0.07\ta b </s>\n\n\\end\\\n";
+        let texts = [
+            TINY.to_string(),
+            suffix_order,
+            blanks.to_string(),
+            TINY.replace("-0.3\ta b", "x\ta b"),
+            TINY.replace("-0.3\ta b", "-0.2\t<s> a"),
+            TINY.replace("-0.6\tb\t", "-0.6\ta\t"),
+            TINY.replace("ngram 2=4", "ngram 2=3"),
+            TINY.replace("ngram 2=4", "ngram 2=5"),
+            TINY.replace("b </s>", "c </s>"),
+            blanks.replace("<s> a b", "<s> b a"),
+            blanks.replace("-0.07\ta b </s>", "-0.07\ta b </s> </s>"),
+            TINY.replace("\\end\\\n", ""),
+        ];
+        for text in &texts {
+            let whole = read_in_blocks(text, 1 << 20);
+            for block_bytes in 1..=text.len() + 1 {
+                assert_eq!(
+                    read_in_blocks(text, block_bytes),
+                    whole,
+                    "blocks of {block_bytes} bytes, text {text:?}"
+                );
+            }
+        }
+        // a pair of valid texts and the errors were all reached
+        let (read, refused): (Vec<_>, Vec<_>) = texts
+            .iter()
+            .map(|t| read_in_blocks(t, 1 << 20))
+            .partition(|r| r.is_ok());
+        assert_eq!((read.len(), refused.len()), (3, 9));
     }
 
     #[test]

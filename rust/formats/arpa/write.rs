@@ -10,7 +10,7 @@ use rayon::prelude::*;
 use crate::corpus::vocab::BOS;
 use crate::error::{Error, Result};
 use crate::model::{Fallback, Model};
-use crate::ngram::keys::{key_prefix, key_word, EMPTY};
+use crate::ngram::keys::{key_prefix, key_word, EMPTY, NONE};
 use crate::util::compressed::Output;
 use crate::util::float_format::push_log10;
 use crate::util::job::Job;
@@ -99,14 +99,15 @@ impl<W: Write> ArpaWriter<W> {
 
     /// Writes one line of the current section (order >= 2) per `group` items of `rows`, formatted
     /// on all cores and written in order: `values(row)` gives the n-gram's ln probability and ln
-    /// backoff weight (ignored at the highest order), `words(row, text)` appends its words
-    /// separated by spaces.
-    pub fn ngrams<T: Sync>(
+    /// backoff weight (ignored at the highest order); `words()` makes, for each run of
+    /// consecutive rows formatted together, the function that appends a row's words separated
+    /// by spaces (it may keep what consecutive rows share).
+    pub fn ngrams<T: Sync, F: FnMut(&[T], &mut Vec<u8>)>(
         &mut self,
         rows: &[T],
         group: usize,
         values: impl Fn(&[T]) -> (f64, f64) + Sync,
-        words: impl Fn(&[T], &mut Vec<u8>) + Sync,
+        words: impl Fn() -> F + Sync,
     ) -> io::Result<()> {
         debug_assert!(
             self.section >= 2,
@@ -117,11 +118,12 @@ impl<W: Write> ArpaWriter<W> {
             .par_chunks(group * 4096)
             .map(|part| {
                 let mut text = Vec::with_capacity(part.len() / group * 48);
+                let mut push_words = words();
                 for row in part.chunks_exact(group) {
                     let (ln_p, ln_weight) = values(row);
                     push_log10(&mut text, ln_p);
                     text.push(b'\t');
-                    words(row, &mut text);
+                    push_words(row, &mut text);
                     if with_weight {
                         text.push(b'\t');
                         push_log10(&mut text, ln_weight);
@@ -245,15 +247,55 @@ fn ngram_counts(model: &Model) -> Vec<u64> {
         .collect()
 }
 
-/// Appends the words of order `m`'s entry `entry`, separated by spaces.
-fn push_words(model: &Model, m: usize, entry: u32, out: &mut Vec<u8>) {
-    if m == 1 {
-        out.extend_from_slice(model.vocab.word(entry).as_bytes());
-    } else {
-        let key = model.higher[m - 2].table.key(entry);
-        push_words(model, m - 1, key_prefix(key), out);
-        out.push(b' ');
-        out.extend_from_slice(model.vocab.word(key_word(key)).as_bytes());
+/// The words of entries of a model written one after the other, each rebuilt from the last:
+/// n-grams in lexicographic order mostly share their context with the one before, whose words
+/// are then kept instead of looked up again word by word.
+struct WordsInOrder<'a> {
+    model: &'a Model,
+    /// `entries[j]`: the entry of order j+1 whose words are `text[..ends[j]]` (`NONE`: none).
+    entries: Vec<u32>,
+    ends: Vec<usize>,
+    text: Vec<u8>,
+}
+
+impl<'a> WordsInOrder<'a> {
+    /// For entries of orders up to `order` of `model`.
+    fn new(model: &'a Model, order: usize) -> Self {
+        WordsInOrder {
+            model,
+            entries: vec![NONE; order],
+            ends: vec![0; order],
+            text: Vec::new(),
+        }
+    }
+
+    /// Appends the words of order `m`'s entry `entry`, separated by spaces.
+    fn push(&mut self, m: usize, entry: u32, out: &mut Vec<u8>) {
+        self.set(m, entry);
+        out.extend_from_slice(&self.text);
+    }
+
+    /// Makes `text` hold the words of order `m`'s entry `entry`.
+    fn set(&mut self, m: usize, entry: u32) {
+        if self.entries[m - 1] == entry {
+            self.text.truncate(self.ends[m - 1]);
+            return;
+        }
+        let word = if m == 1 {
+            self.text.clear();
+            entry
+        } else {
+            let key = self.model.higher[m - 2].table.key(entry);
+            self.set(m - 1, key_prefix(key));
+            self.text.push(b' ');
+            key_word(key)
+        };
+        self.text
+            .extend_from_slice(self.model.vocab.word(word).as_bytes());
+        self.entries[m - 1] = entry;
+        self.ends[m - 1] = self.text.len();
+        // the entries above were built on the words this one replaced
+        self.entries[m..].fill(NONE);
     }
 }
 
@@ -317,7 +359,12 @@ fn write_sections<W: Write>(
                     let entry = table.table.entry(row[0].2);
                     (entry.logp, entry.weight)
                 },
-                |row, text| push_words(model, m, row[0].2, text),
+                || {
+                    let mut words = WordsInOrder::new(model, m);
+                    move |row: &[(u32, u32, u32)], text: &mut Vec<u8>| {
+                        words.push(m, row[0].2, text);
+                    }
+                },
             )
             .map_err(io)?;
             job.step(batch.len() as u64)?;

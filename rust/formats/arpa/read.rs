@@ -1,0 +1,700 @@
+//! Reading ARPA files by the rules of the [module documentation](super), on all cores.
+//!
+//! A thread of its own reads (and decompresses) the file in blocks of whole lines
+//! ([`super::lines`]). The header and `\end\` are read line by line; the n-grams of a block are
+//! parsed on all cores (fields, floats, word ids, and the lookups of each n-gram's context and
+//! suffix in the orders below, which do not change while a section is read), then added to the
+//! model one by one in file order, so that errors are those of a line-by-line reading, at the
+//! same lines. A missing suffix adds KenLM's blank entries to the orders below, which can move
+//! their entries: from such a line to the end of its block, contexts and suffixes are looked up
+//! again as each n-gram is added.
+
+use std::f64::consts::LN_10;
+use std::io::{BufRead, Read};
+use std::path::Path;
+use std::sync::mpsc::sync_channel;
+
+use rayon::prelude::*;
+
+use crate::corpus::vocab::{Vocab, BOS, EOS, UNK};
+use crate::error::{Error, Result};
+use crate::model::{Fallback, Model, OrderTable};
+use crate::ngram::keys::{pack, MAX_ORDER};
+use crate::ngram::probing::ProbingTable;
+use crate::util::compressed::open_read;
+use crate::util::job::Job;
+
+use super::lines::{error_at, read_blocks, utf8, Lines, BLOCKS_AHEAD, BLOCK_BYTES};
+use super::word_index::WordIndex;
+use super::UNKNOWN_MISSING_LOG10;
+
+/// Most n-grams of one order allocated for before any is read: the header's counts are hints,
+/// never trusted for more room than this (tables grow as n-grams arrive).
+const INITIAL_ENTRIES: u64 = 1 << 16;
+
+/// Shortest n-gram line ("p\tw\n"), bounding how many n-grams a file of a given size can hold.
+const MIN_LINE_BYTES: u64 = 4;
+
+/// Compression ratio assumed when bounding the n-grams a file can hold by its size (xz reaches
+/// 8 on ARPA text; plain files are overestimated, which the header's counts cap).
+const COMPRESSION_RATIO: u64 = 16;
+
+/// Lines between the prefetch of an n-gram's slot and its insertion.
+const PREFETCH_AHEAD: usize = 16;
+
+/// Fewest lines parsed by one task: below this, splitting costs more than it saves.
+const LINES_PER_TASK: usize = 2048;
+
+/// Reads an ARPA file (plain, .gz, .xz or .bz2, detected from its first bytes), reporting
+/// n-grams read to `job` (which can cancel it).
+pub fn read_arpa(path: &Path, job: &Job) -> Result<Model> {
+    let reader = open_read(path)?;
+    // room for at most as many n-grams as the (possibly compressed) bytes could hold, taking a
+    // compression ratio of COMPRESSION_RATIO: an underestimate only costs tables growing as lines
+    // arrive
+    let bytes = std::fs::metadata(path).map_err(Error::io(path))?.len();
+    let hint = bytes.saturating_mul(COMPRESSION_RATIO) / MIN_LINE_BYTES + 1;
+    let name = path.display().to_string();
+    read_arpa_hinted(reader, &name, hint, BLOCK_BYTES, job)
+}
+
+/// Reads an ARPA model from `reader`; `path` names it in error messages.
+pub fn read_arpa_from(reader: impl BufRead + Send, path: &str) -> Result<Model> {
+    read_arpa_hinted(reader, path, INITIAL_ENTRIES, BLOCK_BYTES, &Job::none())
+}
+
+/// [`read_arpa_from`], allocating at most `room` entries per order from the header's counts and
+/// parsing the file in blocks of about `block_bytes`.
+pub(super) fn read_arpa_hinted(
+    reader: impl Read + Send,
+    path: &str,
+    room: u64,
+    block_bytes: usize,
+    job: &Job,
+) -> Result<Model> {
+    std::thread::scope(|s| {
+        let (blocks, received) = sync_channel(BLOCKS_AHEAD);
+        s.spawn(move || read_blocks(reader, path, block_bytes, &blocks));
+        // (the receiver is dropped on return, which stops the reader thread)
+        read_model(&mut Lines::new(received, path), room, job)
+    })
+}
+
+/// Reads the whole file from `lines`.
+fn read_model(lines: &mut Lines, room: u64, job: &Job) -> Result<Model> {
+    read_data_line(lines)?;
+    let announced = read_counts(lines)?;
+    // (the header's counts are untrusted: for the progress bar only)
+    let announced_total = announced.iter().fold(0u64, |t, &c| t.saturating_add(c));
+    job.stage("reading ARPA", announced_total)?;
+    let order = announced.len();
+    if order == 0 {
+        return Err(lines.fail("the \\data\\ header announces no n-gram count"));
+    }
+    if order > MAX_ORDER {
+        return Err(lines.fail(format!("order {order} is above the maximum {MAX_ORDER}")));
+    }
+    let mut model = Model {
+        order,
+        bos_eos: true,
+        vocab: Vocab::new(),
+        unigram_logp: vec![f64::NAN; 3],
+        unigram_weight: vec![0.0; 3],
+        unigram_counts: Vec::new(),
+        higher: Vec::with_capacity(order - 1),
+        fallback: Fallback::Chain,
+        missing_weight: 0.0,
+        normalized: true,
+        smoothing: "arpa".to_string(),
+        discounts: Vec::new(),
+    };
+    // (the words of the unigrams, once they are read)
+    let mut index = WordIndex::new(&model.vocab);
+    for (m, &expected) in (1..=order).zip(&announced) {
+        read_section_header(lines, m, order)?;
+        if m >= 2 {
+            model.higher.push(OrderTable {
+                table: ProbingTable::with_entries(expected.min(room) as usize),
+                counts: Vec::new(),
+            });
+        }
+        read_section(lines, &mut model, &index, m, expected, job)?;
+        if m == 1 {
+            complete_unigrams(lines, &mut model)?;
+            index = WordIndex::new(&model.vocab);
+        }
+    }
+    read_end(lines, order)?;
+    Ok(model)
+}
+
+fn is_blank(s: &str) -> bool {
+    s.bytes().all(|b| b.is_ascii_whitespace())
+}
+
+/// At most 60 characters of `s`, quoted, for messages.
+fn quote(s: &str) -> String {
+    match s.char_indices().nth(60) {
+        Some((i, _)) => format!("{:?}...", &s[..i]),
+        None => format!("{s:?}"),
+    }
+}
+
+/// `\m-grams:` -> m.
+fn section_order(s: &str) -> Option<usize> {
+    s.strip_prefix('\\')?.strip_suffix("-grams:")?.parse().ok()
+}
+
+/// A log10 value from the file in natural log; -99 is log10 0.
+fn parse_log10(field: &str) -> Option<f64> {
+    // read as a float32, as KenLM stores ARPA values: the shortest digits that the writer prints
+    // for a float32 then come back as that very float32 (read as a float64, a value halfway
+    // between two float32s could round to the other one when written again)
+    let v = f64::from(field.parse::<f32>().ok()?);
+    if v.is_nan() {
+        return None;
+    }
+    Some(if v == -99.0 {
+        f64::NEG_INFINITY
+    } else {
+        v * LN_10
+    })
+}
+
+/// Skips blank lines and `#` comments up to the `\data\` line.
+fn read_data_line(lines: &mut Lines) -> Result<()> {
+    loop {
+        if !lines.advance()? {
+            return Err(lines.fail("no \\data\\ line: the file is empty or holds only comments"));
+        }
+        let t = lines.text();
+        if is_blank(t) || t.starts_with('#') {
+            continue;
+        }
+        if t.trim_end() == "\\data\\" {
+            return Ok(());
+        }
+        let hint = if lines.raw().starts_with(&[0x1f, 0x8b]) {
+            " (this looks like gzip data inside a compressed file)"
+        } else {
+            ""
+        };
+        return Err(lines.fail(format!(
+            "expected \\data\\ as the first line that is not blank or a # comment, got {}{hint}",
+            quote(t)
+        )));
+    }
+}
+
+/// The `ngram m=count` lines of the header: the announced count of each order.
+fn read_counts(lines: &mut Lines) -> Result<Vec<u64>> {
+    let mut announced: Vec<u64> = Vec::new();
+    loop {
+        if !lines.advance()? {
+            return Err(lines.fail("the file ends inside the \\data\\ header (truncated?)"));
+        }
+        let t = lines.text().trim();
+        if t.is_empty() {
+            return Ok(announced);
+        }
+        if t.starts_with('\\') {
+            lines.hold();
+            return Ok(announced);
+        }
+        let Some(rest) = t.strip_prefix("ngram") else {
+            return Err(lines.fail(format!(
+                "expected a count line \"ngram {}=<count>\" or a blank line, got {}",
+                announced.len() + 1,
+                quote(t)
+            )));
+        };
+        let parsed = rest.split_once('=').and_then(|(m, c)| {
+            Some((
+                m.trim().parse::<usize>().ok()?,
+                c.trim().parse::<u64>().ok()?,
+            ))
+        });
+        match parsed {
+            Some((m, c)) if m == announced.len() + 1 => announced.push(c),
+            Some((m, _)) => {
+                return Err(lines.fail(format!(
+                    "count lines must be ngram 1=, ngram 2=, ... in order; expected ngram {}=, got \
+                     ngram {m}=",
+                    announced.len() + 1
+                )))
+            }
+            None => {
+                return Err(lines.fail(format!(
+                    "bad count line {}: expected \"ngram {}=<count>\"",
+                    quote(t),
+                    announced.len() + 1
+                )))
+            }
+        }
+    }
+}
+
+/// The `\m-grams:` line (after blank lines) of the section of order `m` of `order`.
+fn read_section_header(lines: &mut Lines, m: usize, order: usize) -> Result<()> {
+    loop {
+        if !lines.advance()? {
+            return Err(lines.fail(format!(
+                "the file ends before the \\{m}-grams: section (truncated?)"
+            )));
+        }
+        if !is_blank(lines.text()) {
+            break;
+        }
+    }
+    let t = lines.text().trim_end();
+    let message = match section_order(t) {
+        Some(k) if k == m => return Ok(()),
+        Some(k) => format!(
+            "expected the \\{m}-grams: section, got \\{k}-grams:{}",
+            if k > order {
+                format!(" (the header announces {order} orders)")
+            } else {
+                String::new()
+            }
+        ),
+        None if t == "\\end\\" => {
+            format!("\\end\\ before the \\{m}-grams: section announced in the header")
+        }
+        None => format!(
+            "expected the \\{m}-grams: section header, got {}{}",
+            quote(t),
+            if t.starts_with('\\') {
+                " (unknown section)"
+            } else {
+                ""
+            }
+        ),
+    };
+    Err(lines.fail(message))
+}
+
+/// One line of a section, parsed on any thread.
+enum Parsed {
+    /// Not UTF-8 (the message says where).
+    NotUtf8(String),
+    /// A blank line or a `\` line: the end of the section.
+    End,
+    /// An n-gram line, or what is wrong with it.
+    NGram(std::result::Result<Fields, String>),
+}
+
+/// What a parsed n-gram line holds, and where its context and suffix were found.
+struct Fields {
+    /// ln p.
+    logp: f64,
+    /// ln backoff weight (0 at the highest order).
+    weight: f64,
+    /// Order >= 2: the entry of the context (first m-1 words), `None` if missing.
+    context: Option<u32>,
+    /// Order >= 2: the id of the last word.
+    word: u32,
+    /// Whether the suffix (last m-1 words) is stored (orders >= 3; always for the others).
+    suffix_known: bool,
+}
+
+/// What the previous line parsed by the same task held: consecutive lines share words (lmplz
+/// writes n-grams in suffix order, fastppl in context order), whose ids and lookups are kept
+/// rather than looked up again.
+struct Previous<'a> {
+    /// Whether the fields below hold a line.
+    valid: bool,
+    words: Vec<&'a str>,
+    ids: Vec<u32>,
+    context: Option<u32>,
+    suffix_known: bool,
+}
+
+impl Previous<'_> {
+    /// No line yet, for n-grams of order `m`.
+    fn new(m: usize) -> Self {
+        Previous {
+            valid: false,
+            words: vec![""; m],
+            ids: vec![0; m],
+            context: None,
+            suffix_known: false,
+        }
+    }
+}
+
+/// Parses line `raw` of the section of order `m`, looking words up in `index`, context and
+/// suffix in `model` (which holds the orders below), unless `previous` has them.
+fn parse_line<'a>(
+    raw: &'a [u8],
+    m: usize,
+    model: &Model,
+    index: &WordIndex,
+    previous: &mut Previous<'a>,
+) -> Parsed {
+    let text = match utf8(raw) {
+        Ok(text) => text,
+        Err(message) => return Parsed::NotUtf8(message),
+    };
+    if is_blank(text) || text.starts_with('\\') {
+        return Parsed::End;
+    }
+    Parsed::NGram(parse_fields(text, m, model, index, previous))
+}
+
+/// [`parse_line`] for an n-gram line.
+fn parse_fields<'a>(
+    text: &'a str,
+    m: usize,
+    model: &Model,
+    index: &WordIndex,
+    previous: &mut Previous<'a>,
+) -> std::result::Result<Fields, String> {
+    let (logp, words, backoff) = split_fields(text, m)?;
+    let logp = parse_log10(logp).ok_or_else(|| format!("bad log10 probability {}", quote(logp)))?;
+    if logp > 0.0 {
+        return Err(format!(
+            "positive log10 probability {} (a probability above 1)",
+            logp / LN_10
+        ));
+    }
+    let weight = match backoff {
+        None => 0.0,
+        Some(b) => match parse_log10(b) {
+            Some(w) if w != f64::INFINITY => w,
+            _ => return Err(format!("bad log10 backoff {}", quote(b))),
+        },
+    };
+    if m == model.order && weight != 0.0 {
+        return Err(format!(
+            "non-zero backoff {} on an n-gram of the highest order",
+            quote(backoff.unwrap_or(""))
+        ));
+    }
+    let mut fields = Fields {
+        logp,
+        weight,
+        context: None,
+        word: 0,
+        suffix_known: true,
+    };
+    if m >= 2 {
+        let mut ids = [0u32; MAX_ORDER];
+        for (j, w) in words.split_ascii_whitespace().enumerate() {
+            ids[j] = if previous.valid && previous.words[j] == w {
+                previous.ids[j]
+            } else {
+                word_id(index, w)?
+            };
+        }
+        let ids = &ids[..m];
+        let same = |range: std::ops::Range<usize>| {
+            previous.valid && ids[range.clone()] == previous.ids[range]
+        };
+        fields.context = if same(0..m - 1) {
+            previous.context
+        } else {
+            model.find(&ids[..m - 1])
+        };
+        fields.word = ids[m - 1];
+        fields.suffix_known = m < 3
+            || if same(1..m) {
+                previous.suffix_known
+            } else {
+                model.find(&ids[1..]).is_some()
+            };
+        for (j, w) in words.split_ascii_whitespace().enumerate() {
+            previous.words[j] = w;
+        }
+        previous.ids.copy_from_slice(ids);
+        previous.context = fields.context;
+        previous.suffix_known = fields.suffix_known;
+        previous.valid = true;
+    }
+    Ok(fields)
+}
+
+/// The id of word `w` of an n-gram (order >= 2), which must be a unigram.
+fn word_id(index: &WordIndex, w: &str) -> std::result::Result<u32, String> {
+    index.get(w).ok_or_else(|| {
+        format!(
+            "word {} is not among the unigrams (which must list the whole vocabulary)",
+            quote(w)
+        )
+    })
+}
+
+/// Reads the n-gram lines of the section of order `m` (which must hold `expected` of them) into
+/// `model` (words looked up in `index`), a block at a time, reporting them to `job`; stops before the line that ends the
+/// section (read again by [`Lines::advance`]).
+fn read_section(
+    lines: &mut Lines,
+    model: &mut Model,
+    index: &WordIndex,
+    m: usize,
+    expected: u64,
+    job: &Job,
+) -> Result<()> {
+    let path = lines.path();
+    let mut seen: u64 = 0;
+    loop {
+        let Some((block, first)) = lines.pending()? else {
+            return Err(lines.fail(format!(
+                "the file ends inside \\{m}-grams: after {seen} of the {expected} n-grams \
+                 announced (truncated?)"
+            )));
+        };
+        let parsed: Vec<Parsed> = (first..block.len())
+            .into_par_iter()
+            .with_min_len(LINES_PER_TASK)
+            .map_init(
+                || Previous::new(m),
+                |previous, i| parse_line(block.line(i), m, model, index, previous),
+            )
+            .collect();
+        // once a blank entry is added, the lookups made while parsing may be stale
+        let mut blanks_added = false;
+        let mut read = 0;
+        let mut ended = false;
+        for k in 0..parsed.len() {
+            if let Some(ahead) = parsed.get(k + PREFETCH_AHEAD) {
+                prefetch_slot(model, m, ahead);
+            }
+            let i = first + k;
+            let fail = |message: &String| error_at(path, block.line_number(i), message.clone());
+            let fields = match &parsed[k] {
+                Parsed::NotUtf8(message) => return Err(fail(message)),
+                Parsed::End => {
+                    ended = true;
+                    break;
+                }
+                Parsed::NGram(fields) => fields,
+            };
+            if seen == expected {
+                return Err(fail(&format!(
+                    "\\{m}-grams: holds more n-grams than the {expected} announced in the header"
+                )));
+            }
+            let fields = fields.as_ref().map_err(fail)?;
+            // (checked UTF-8 by parse_line)
+            let text = std::str::from_utf8(block.line(i)).unwrap_or("");
+            if m == 1 {
+                add_unigram(model, text, fields)
+            } else {
+                add_ngram(model, index, m, text, fields, &mut blanks_added)
+            }
+            .map_err(|message| fail(&message))?;
+            seen += 1;
+            read += 1;
+        }
+        if ended {
+            // the line that ends the section becomes the current line, to be read again
+            lines.skip(read + 1);
+            lines.hold();
+        } else {
+            lines.skip(read);
+        }
+        job.step(read as u64)?;
+        if ended {
+            if seen != expected {
+                return Err(lines.fail(format!(
+                    "\\{m}-grams: holds {seen} n-grams but the header announces {expected}"
+                )));
+            }
+            return Ok(());
+        }
+    }
+}
+
+/// Asks the CPU to load the slot of order `m`'s table where the n-gram of `parsed` goes: the
+/// table is larger than the caches, and the n-gram is added a few lines later.
+fn prefetch_slot(model: &Model, m: usize, parsed: &Parsed) {
+    if let (true, Parsed::NGram(Ok(fields))) = (m >= 2, parsed) {
+        if let Some(context) = fields.context {
+            model.higher[m - 2]
+                .table
+                .prefetch(pack(context, fields.word));
+        }
+    }
+}
+
+/// The words of n-gram line `text` of order `m` (parsed once already), for messages.
+fn words_of(text: &str, m: usize) -> &str {
+    split_fields(text, m).map_or(text, |(_, words, _)| words)
+}
+
+/// Adds the unigram of line `text`.
+fn add_unigram(model: &mut Model, text: &str, fields: &Fields) -> std::result::Result<(), String> {
+    // ASCII whitespace only, as KenLM: U+00A0 and friends are part of words
+    let word = words_of(text, 1).trim_matches(|c: char| c.is_ascii_whitespace());
+    let before = model.vocab.len();
+    let id = model.vocab.intern(word);
+    if (id as usize) < before {
+        if !model.unigram_logp[id as usize].is_nan() {
+            return Err(format!("duplicate unigram {}", quote(word)));
+        }
+    } else {
+        model.unigram_logp.push(f64::NAN);
+        model.unigram_weight.push(0.0);
+    }
+    model.unigram_logp[id as usize] = fields.logp;
+    model.unigram_weight[id as usize] = fields.weight;
+    Ok(())
+}
+
+/// Adds the n-gram of line `text` of order `m >= 2` with the lookups made while parsing,
+/// unless `blanks_added` (then, or when its suffix is missing, looking everything up again and
+/// setting `blanks_added`).
+fn add_ngram(
+    model: &mut Model,
+    index: &WordIndex,
+    m: usize,
+    text: &str,
+    fields: &Fields,
+    blanks_added: &mut bool,
+) -> std::result::Result<(), String> {
+    let context = if *blanks_added || !fields.suffix_known {
+        *blanks_added = true;
+        add_blanks(model, index, m, words_of(text, m))?
+    } else {
+        fields
+            .context
+            .ok_or_else(|| missing_context(m, words_of(text, m)))?
+    };
+    if model.insert_ngram(m, context, fields.word, fields.logp, fields.weight) {
+        Ok(())
+    } else {
+        Err(format!("duplicate {m}-gram {}", quote(words_of(text, m))))
+    }
+}
+
+/// Looks up the context of the n-gram `words` of order `m` and adds the blank entries its suffix
+/// needs (as KenLM does for missing suffixes); returns the context's entry.
+fn add_blanks(
+    model: &mut Model,
+    index: &WordIndex,
+    m: usize,
+    words: &str,
+) -> std::result::Result<u32, String> {
+    let ids = words
+        .split_ascii_whitespace()
+        .map(|w| word_id(index, w))
+        .collect::<std::result::Result<Vec<u32>, String>>()?;
+    let Some(context) = model.find(&ids[..m - 1]) else {
+        return Err(missing_context(m, words));
+    };
+    if m >= 3 {
+        if let Err(ln_p) = model.ensure_ngram(&ids[1..]) {
+            return Err(format!(
+                "the {m}-gram {} has a suffix missing from the file, whose probability by \
+                 backing off is above 1 (log10 {}): the file's backoff weights are not those of \
+                 a probability model",
+                quote(words),
+                ln_p / LN_10
+            ));
+        }
+    }
+    // inserting a blank suffix may have moved the context to a new slot
+    Ok(model.find(&ids[..m - 1]).unwrap_or(context))
+}
+
+/// The message for an n-gram whose context is not in the file.
+fn missing_context(m: usize, words: &str) -> String {
+    format!(
+        "the context of the {m}-gram {} is not among the {}-grams (KenLM refuses such files too: \
+         \"the context of every n-gram should appear as an (n-1)-gram\")",
+        quote(words),
+        m - 1
+    )
+}
+
+/// After the unigrams: refuses a file without `<s>` or `</s>`, gives `<unk>` KenLM's
+/// probability when missing, and `<s>` probability 0 (it is never predicted).
+fn complete_unigrams(lines: &Lines, model: &mut Model) -> Result<()> {
+    for (id, name) in [(BOS, "<s>"), (EOS, "</s>")] {
+        if model.unigram_logp[id as usize].is_nan() {
+            return Err(lines.fail(format!(
+                "the unigrams have no {name}: fastppl, like KenLM by default, needs the sentence \
+                 markers <s> and </s>"
+            )));
+        }
+    }
+    if model.unigram_logp[UNK as usize].is_nan() {
+        model.unigram_logp[UNK as usize] = UNKNOWN_MISSING_LOG10 * LN_10;
+        model.unigram_weight[UNK as usize] = 0.0;
+    }
+    model.unigram_logp[BOS as usize] = f64::NEG_INFINITY;
+    Ok(())
+}
+
+/// The `\end\` line (after blank lines), then nothing but blank lines.
+fn read_end(lines: &mut Lines, order: usize) -> Result<()> {
+    loop {
+        if !lines.advance()? {
+            return Err(lines.fail("the file ends without \\end\\ (truncated?)"));
+        }
+        if !is_blank(lines.text()) {
+            break;
+        }
+    }
+    let t = lines.text().trim_end();
+    if t != "\\end\\" {
+        let message = match section_order(t) {
+            Some(k) => format!(
+                "section \\{k}-grams: is not announced in the \\data\\ header (which stops at \
+                 order {order})"
+            ),
+            None => format!("expected \\end\\, got {}", quote(t)),
+        };
+        return Err(lines.fail(message));
+    }
+    while lines.advance()? {
+        if !is_blank(lines.text()) {
+            return Err(lines.fail(format!(
+                "unexpected line after \\end\\: {}",
+                quote(lines.text())
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Splits an n-gram line of order `m` into (log10 p, words, backoff).
+fn split_fields(line: &str, m: usize) -> std::result::Result<(&str, &str, Option<&str>), String> {
+    let wrong_length =
+        |k: usize| format!("an n-gram of {k} word(s) in the \\{m}-grams: section (expected {m})");
+    if line.contains('\t') {
+        let mut parts = line.split('\t');
+        let logp = parts.next().unwrap_or("").trim();
+        let Some(words) = parts.next() else {
+            return Err("expected <log10 p>\\t<words>[\\t<backoff>]".into());
+        };
+        let backoff = parts.next().map(str::trim);
+        if parts.next().is_some() {
+            return Err(
+                "too many tab-separated fields: expected <log10 p>\\t<words>[\\t<backoff>]".into(),
+            );
+        }
+        let k = words.split_ascii_whitespace().count();
+        if k != m {
+            return Err(wrong_length(k));
+        }
+        let backoff = backoff.filter(|b| !b.is_empty());
+        Ok((logp, words, backoff))
+    } else {
+        // whitespace-separated: p w1 .. wm [backoff]
+        let fields: Vec<&str> = line.split_ascii_whitespace().collect();
+        if fields.len() != m + 1 && fields.len() != m + 2 {
+            return Err(format!(
+                "{} field(s) where a {m}-gram line has {} or {}: <log10 p> <{m} words> [<backoff>]",
+                fields.len(),
+                m + 1,
+                m + 2
+            ));
+        }
+        // words as a sub-slice of the line
+        let start = fields[1].as_ptr() as usize - line.as_ptr() as usize;
+        let last = fields[m];
+        let end = last.as_ptr() as usize - line.as_ptr() as usize + last.len();
+        Ok((fields[0], &line[start..end], fields.get(m + 1).copied()))
+    }
+}
