@@ -132,6 +132,14 @@ def machado_test_head_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def lmplz_o4_arpa_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """KenLM's own 4-gram of ``machado_train_head_path`` (``lmplz -o 4 --prune 0 1 2``, see
+    ``tests/data/README.md``) as a plain ARPA file, which the kenlm module reads whatever
+    codecs it was built with: a KenLM-made model for the parity tests on a fresh clone."""
+    return _decompressed("lmplz-machado-small-2500.o4.prune-0-1-2.arpa", tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
 def machado_tutorial_tokens_path() -> Path:
     """The tutorial's own token stream (NLTK 3.2.5, one token per line, gzip; 629,885 tokens)."""
     return shared_path("corpora", "machado", "machado.tokens-nltk3.2.5.txt.gz")

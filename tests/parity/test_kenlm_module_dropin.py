@@ -1,4 +1,6 @@
-"""`fastppl.kenlm.Model` against the kenlm module on KenLM's ARPA models."""
+"""`fastppl.kenlm.Model` against the kenlm module on a KenLM-made ARPA model (lmplz's pruned
+4-gram in tests/data, so that these run on a fresh clone; the State API and n-gram length tests
+compare the shared, larger models)."""
 
 from __future__ import annotations
 
@@ -11,23 +13,21 @@ import fastppl.kenlm
 
 kenlm = pytest.importorskip("kenlm")
 
-MODEL = "machado.o3.arpa.gz"
 
-
-def _sentences(arpa_dir: Path, limit: int = 200) -> list[str]:
-    lines = (arpa_dir / "machado.test.txt").read_text(encoding="utf-8").splitlines()
+def _sentences(text_path: Path, limit: int = 200) -> list[str]:
+    lines = text_path.read_text(encoding="utf-8").splitlines()
     return [*[line for line in lines if line.split()][:limit], "xyzzy palavra_nenhuma ."]
 
 
 @pytest.fixture(scope="module")
-def models(arpa_dir: Path):
-    path = str(arpa_dir / MODEL)
+def models(lmplz_o4_arpa_path: Path):
+    path = str(lmplz_o4_arpa_path)
     return fastppl.kenlm.Model(path), kenlm.Model(path)
 
 
-def test_attributes_and_membership(models, arpa_dir: Path) -> None:
+def test_attributes_and_membership(models) -> None:
     ours, theirs = models
-    assert ours.order == theirs.order == 3
+    assert ours.order == theirs.order == 4
     assert ours.path == theirs.path
     for word in ["o", "dia", "xyzzy", "<s>", "</s>", "<unk>", ""]:
         assert (word in ours) == (word in theirs), word
@@ -37,9 +37,9 @@ def test_attributes_and_membership(models, arpa_dir: Path) -> None:
 @pytest.mark.parametrize(
     ("bos", "eos"), [(True, True), (False, True), (True, False), (False, False)]
 )
-def test_scores_match(models, arpa_dir: Path, bos: bool, eos: bool) -> None:
+def test_scores_match(models, machado_test_head_path: Path, bos: bool, eos: bool) -> None:
     ours, theirs = models
-    for sentence in _sentences(arpa_dir):
+    for sentence in _sentences(machado_test_head_path):
         expected = list(theirs.full_scores(sentence, bos=bos, eos=eos))
         got = list(ours.full_scores(sentence, bos=bos, eos=eos))
         assert [g[1:] for g in got] == [e[1:] for e in expected], sentence
@@ -48,7 +48,7 @@ def test_scores_match(models, arpa_dir: Path, bos: bool, eos: bool) -> None:
         assert ours.score(sentence, bos=bos, eos=eos) == pytest.approx(
             theirs.score(sentence, bos=bos, eos=eos), abs=1e-4
         )
-    for sentence in _sentences(arpa_dir, limit=20):
+    for sentence in _sentences(machado_test_head_path, limit=20):
         assert ours.perplexity(sentence) == pytest.approx(theirs.perplexity(sentence), rel=1e-4)
 
 
@@ -59,7 +59,9 @@ def test_missing_file_is_an_oserror_as_in_kenlm(tmp_path: Path) -> None:
         fastppl.kenlm.Model(tmp_path / "none.arpa")
 
 
-def test_code_written_for_kenlm_runs_unchanged(arpa_dir: Path, monkeypatch) -> None:
+def test_code_written_for_kenlm_runs_unchanged(
+    lmplz_o4_arpa_path: Path, machado_test_head_path: Path, monkeypatch
+) -> None:
     def document_perplexities(path: str, documents: list[list[str]]) -> list[float]:
         import kenlm as module  # whichever module sys.modules holds
 
@@ -71,9 +73,9 @@ def test_code_written_for_kenlm_runs_unchanged(arpa_dir: Path, monkeypatch) -> N
             out.append(10.0 ** (-log_score / length))
         return out
 
-    sentences = _sentences(arpa_dir, limit=60)
+    sentences = _sentences(machado_test_head_path, limit=60)
     documents = [sentences[i : i + 6] for i in range(0, len(sentences), 6)]
-    path = str(arpa_dir / MODEL)
+    path = str(lmplz_o4_arpa_path)
     expected = document_perplexities(path, documents)
     monkeypatch.setitem(sys.modules, "kenlm", fastppl.kenlm)
     got = document_perplexities(path, documents)

@@ -104,8 +104,8 @@ def test_sentence_markers_as_words_match_kenlm(models) -> None:
             assert [g[1] == begin_ours for g in got] == [e[1] == begin_theirs for e in expected]
 
 
-def test_documented_state_example_runs_unchanged(arpa_dir: Path, monkeypatch) -> None:
-    path = str(arpa_dir / MODELS[0])
+def test_documented_state_example_runs_unchanged(lmplz_o4_arpa_path: Path, monkeypatch) -> None:
+    path = str(lmplz_o4_arpa_path)
     monkeypatch.setitem(sys.modules, "kenlm", fastppl.kenlm)
     import kenlm as module  # now fastppl.kenlm
 
@@ -123,8 +123,8 @@ def test_state_value_semantics() -> None:
     assert a != "state"
 
 
-def test_bad_arguments_raise_clear_errors(arpa_dir: Path) -> None:
-    model = fastppl.kenlm.Model(arpa_dir / MODELS[0])
+def test_bad_arguments_raise_clear_errors(lmplz_o4_arpa_path: Path) -> None:
+    model = fastppl.kenlm.Model(lmplz_o4_arpa_path)
     state, out = fastppl.kenlm.State(), fastppl.kenlm.State()
     model.BeginSentenceWrite(state)
     with pytest.raises(InvalidTypeError, match="word must be a str, got int"):
