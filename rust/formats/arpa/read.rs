@@ -18,6 +18,7 @@ use rayon::prelude::*;
 
 use crate::corpus::vocab::{Vocab, BOS, EOS, UNK};
 use crate::error::{Error, Result};
+use crate::formats::ln_from_log10;
 use crate::model::{Fallback, Model, OrderTable};
 use crate::ngram::keys::{pack, MAX_ORDER};
 use crate::ngram::probing::ProbingTable;
@@ -150,15 +151,8 @@ fn parse_log10(field: &str) -> Option<f64> {
     // read as a float32, as KenLM stores ARPA values: the shortest digits that the writer prints
     // for a float32 then come back as that very float32 (read as a float64, a value halfway
     // between two float32s could round to the other one when written again)
-    let v = f64::from(field.parse::<f32>().ok()?);
-    if v.is_nan() {
-        return None;
-    }
-    Some(if v == -99.0 {
-        f64::NEG_INFINITY
-    } else {
-        v * LN_10
-    })
+    let v = field.parse::<f32>().ok()?;
+    (!v.is_nan()).then(|| ln_from_log10(v))
 }
 
 /// Skips blank lines and `#` comments up to the `\data\` line.

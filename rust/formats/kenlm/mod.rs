@@ -35,7 +35,6 @@ mod trie;
 mod values;
 mod words;
 
-use std::f64::consts::LN_10;
 use std::path::Path;
 
 use crate::error::{Error, Result};
@@ -67,14 +66,10 @@ fn read_u64(bytes: &[u8], at: usize) -> Option<u64> {
     Some(u64::from_le_bytes(b.try_into().ok()?))
 }
 
-/// A float32 log10 value as a natural log; `-99` is log10 0 (as in ARPA files), and -0.0 (a
-/// trie's "no extension" backoff) is 0.
+/// A float32 log10 value as a natural log ([`crate::formats::ln_from_log10`]), with -0.0 (a
+/// trie's "no extension" backoff) read as 0.
 fn ln_from_log10(value: f32) -> f64 {
-    if value == -99.0 {
-        f64::NEG_INFINITY
-    } else {
-        f64::from(value) * LN_10 + 0.0
-    }
+    crate::formats::ln_from_log10(value) + 0.0
 }
 
 /// Refuses a log10 probability that is NaN or positive, or a log10 backoff that is NaN or
