@@ -19,7 +19,7 @@
 //!
 //! \end\
 //! ```
-//! Values are log10 in the file and natural logs in [`Model`] (ln = log10 · ln 10).
+//! Values are log10 in the file and natural logs in [`Model`](crate::model::Model) (ln = log10 · ln 10).
 //!
 //! ## Reading (KenLM's rules unless said otherwise)
 //! - Blank lines and lines starting with `#` may come before `\data\`; the counts must be
