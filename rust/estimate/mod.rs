@@ -206,158 +206,31 @@ pub fn estimate(
     // passes: adjusted counts and context statistics (one step per order each), probabilities
     // (order steps), tables (order - 1 steps)
     job.stage("estimating", 4 * order as u64 - 1)?;
-    let vocab_len = vocab.len();
-    let predictable = |w: usize| w != BOS as usize && (bos_eos || w != EOS as usize);
-    let vocab_size = (vocab_len - 1 - usize::from(!bos_eos)) as f64;
-    let levels: Vec<OrderEntries> = (1..=order)
-        .map(|m| OrderEntries {
-            m,
-            vocab_len,
-            table: (m >= 2).then(|| &counts.higher[m - 2]),
-        })
-        .collect();
-    let used = |level: &OrderEntries, slot: usize| -> Option<u64> {
-        let key = level.key(slot)?;
-        (level.m > 1 || predictable(slot)).then_some(key)
-    };
-    let pruned = |m: usize, slot: usize| -> bool {
-        pruning.is_active() && m >= 2 && pruning.prunes(m, counts.higher[m - 2].count(slot).into())
-    };
-
-    // the counts each order is estimated from: raw, or Kneser-Ney's adjusted counts
-    let effective: Vec<Vec<u32>> = (1..=order)
-        .into_par_iter()
-        .map(|m| {
-            if job.is_cancelled() {
-                Vec::new()
-            } else if smoothing.uses_adjusted_counts() && m < order {
-                adjusted_counts(&counts, &levels, m)
-            } else if m == 1 {
-                counts.unigrams.clone()
-            } else {
-                (0..levels[m - 1].capacity())
-                    .into_par_iter()
-                    .map(|s| counts.higher[m - 2].count(s))
-                    .collect()
-            }
-        })
-        .collect();
+    let passes = Passes::new(&counts, vocab.len(), bos_eos, &smoothing, pruning, job);
+    let effective = passes.effective_counts();
     job.step(order as u64)?;
-
-    // statistics of every context: the contexts of order m are the entries of order m-1
-    let stats: Vec<Vec<ContextStats>> = (1..=order)
-        .into_par_iter()
-        .map(|m| {
-            let level = &levels[m - 1];
-            let below = (m >= 2).then(|| &levels[m - 2]);
-            if job.is_cancelled() {
-                return Vec::new();
-            }
-            let mut st = vec![ContextStats::default(); level.num_contexts(below)];
-            for (slot, &c) in effective[m - 1].iter().enumerate() {
-                if let Some(key) = used(level, slot) {
-                    st[level.context(key)].add(c, pruned(m, slot));
-                }
-            }
-            st
-        })
-        .collect();
+    let stats = passes.context_stats(&effective);
     job.step(order as u64)?;
-
-    let discounts = discounts_for(&smoothing, &effective, &levels, &used)?;
-
-    // probabilities, lowest order first (linear domain)
-    let mut prob: Vec<Vec<f64>> = Vec::with_capacity(order);
-    for m in 1..=order {
-        let level = &levels[m - 1];
-        let eff = &effective[m - 1];
-        let st = &stats[m - 1];
-        let d = discounts.get(m - 1).copied().unwrap_or([0.0; 3]);
-        let lower_prob = (m >= 2).then(|| &prob[m - 2]);
-        let p: Vec<f64> = (0..level.capacity())
-            .into_par_iter()
-            .map(|slot| {
-                let Some(key) = used(level, slot).filter(|_| !job.is_cancelled()) else {
-                    return 0.0;
-                };
-                let s = st[level.context(key)];
-                let c = f64::from(eff[slot]);
-                let total = s.total as f64;
-                let lower = || match lower_prob {
-                    None => 1.0 / vocab_size,
-                    Some(lp) => lp[level.suffix(slot, key)],
-                };
-                match smoothing {
-                    Smoothing::Mle | Smoothing::StupidBackoff { .. } => c / total,
-                    Smoothing::Additive { k } => (c + k) / (total + k * vocab_size),
-                    _ if s.total == 0 => lower(),
-                    _ => {
-                        let (a, b, c) = interpolation_terms(&smoothing, eff[slot], &s, &d);
-                        (a + b * lower()) / c
-                    }
-                }
-            })
-            .collect();
-        prob.push(p);
-        job.step(1)?;
-    }
+    let used = |level: &OrderEntries, slot: usize| passes.used(level, slot);
+    let discounts = discounts_for(&smoothing, &effective, &passes.levels, &used)?;
+    let prob = passes.probabilities(&effective, &stats, &discounts)?;
     drop(effective);
-
-    // weight of each context (entries of order m-1) from the statistics of order m
-    let weight_of = |m: usize| -> Vec<f64> {
-        let d = discounts.get(m - 1).copied().unwrap_or([0.0; 3]);
-        stats[m - 1]
-            .par_iter()
-            .map(|s| context_weight(&smoothing, s, &d, vocab_size).ln())
-            .collect()
+    let weights = ContextWeights {
+        smoothing: &smoothing,
+        stats: &stats,
+        discounts: &discounts,
+        vocab_size: passes.vocab_size,
     };
-    let (fallback, missing_weight) = match smoothing {
-        Smoothing::Mle => (Fallback::Flat, f64::NEG_INFINITY),
-        Smoothing::Additive { .. } => (Fallback::Flat, -(vocab_size.ln())),
-        Smoothing::StupidBackoff { alpha } => (Fallback::Chain, alpha.ln()),
-        _ => (Fallback::Chain, 0.0),
-    };
-    let unigram_logp: Vec<f64> = prob[0]
-        .iter()
-        .enumerate()
-        .map(|(id, &p)| {
-            if predictable(id) {
-                p.ln()
-            } else {
-                f64::NEG_INFINITY
-            }
-        })
-        .collect();
+    let unigram_logp = passes.unigram_logp(&prob[0]);
     let unigram_weight = if order >= 2 {
-        weight_of(2)
+        weights.of(2)
     } else {
-        vec![0.0; vocab_len]
+        vec![0.0; vocab.len()]
     };
-    let mut higher = Vec::with_capacity(order - 1);
-    for m in 2..=order {
-        let weight = (m < order).then(|| weight_of(m + 1));
-        let level = &levels[m - 1];
-        let p = &prob[m - 1];
-        let table = ProbingTable::from_slots(level.capacity(), |slot| {
-            let key = level
-                .key(slot)
-                .filter(|_| !pruned(m, slot) && !job.is_cancelled())?;
-            let weight = weight.as_ref().map_or(0.0, |w| w[slot]);
-            Some((
-                key,
-                Entry {
-                    logp: p[slot].ln(),
-                    weight,
-                },
-            ))
-        });
-        higher.push(table);
-        job.step(1)?;
-    }
-    drop(prob);
-    drop(stats);
-    drop(levels);
-    let higher = higher
+    let tables = passes.tables(&prob, &weights)?;
+    let (fallback, missing_weight) = fallback_of(&smoothing, passes.vocab_size);
+    drop((prob, stats, passes));
+    let higher = tables
         .into_iter()
         .zip(counts.higher)
         .map(|(table, c)| OrderTable {
@@ -379,6 +252,229 @@ pub fn estimate(
         smoothing: smoothing.name().to_string(),
         discounts,
     })
+}
+
+/// How a model of `smoothing` scores unstored n-grams, and the ln weight of an unseen context.
+fn fallback_of(smoothing: &Smoothing, vocab_size: f64) -> (Fallback, f64) {
+    match smoothing {
+        Smoothing::Mle => (Fallback::Flat, f64::NEG_INFINITY),
+        Smoothing::Additive { .. } => (Fallback::Flat, -(vocab_size.ln())),
+        Smoothing::StupidBackoff { alpha } => (Fallback::Chain, alpha.ln()),
+        _ => (Fallback::Chain, 0.0),
+    }
+}
+
+/// The in-memory estimation's passes over the counting tables, each one order at a time or all
+/// orders in parallel: effective counts, context statistics, probabilities, backoff tables.
+struct Passes<'a> {
+    counts: &'a NgramCounts,
+    levels: Vec<OrderEntries<'a>>,
+    bos_eos: bool,
+    /// |V|: the predictable vocabulary's size.
+    vocab_size: f64,
+    smoothing: &'a Smoothing,
+    pruning: &'a Pruning,
+    job: &'a Job,
+}
+
+impl<'a> Passes<'a> {
+    fn new(
+        counts: &'a NgramCounts,
+        vocab_len: usize,
+        bos_eos: bool,
+        smoothing: &'a Smoothing,
+        pruning: &'a Pruning,
+        job: &'a Job,
+    ) -> Self {
+        let levels = (1..=counts.order())
+            .map(|m| OrderEntries {
+                m,
+                vocab_len,
+                table: (m >= 2).then(|| &counts.higher[m - 2]),
+            })
+            .collect();
+        Passes {
+            counts,
+            levels,
+            bos_eos,
+            vocab_size: (vocab_len - 1 - usize::from(!bos_eos)) as f64,
+            smoothing,
+            pruning,
+            job,
+        }
+    }
+
+    fn order(&self) -> usize {
+        self.levels.len()
+    }
+
+    /// Whether word `w` can be predicted (never `<s>`; `</s>` only with sentence markers).
+    fn predictable(&self, w: usize) -> bool {
+        w != BOS as usize && (self.bos_eos || w != EOS as usize)
+    }
+
+    /// The key of the entry in `slot` of `level`, if it is used and predicts a predictable word.
+    fn used(&self, level: &OrderEntries, slot: usize) -> Option<u64> {
+        let key = level.key(slot)?;
+        (level.m > 1 || self.predictable(slot)).then_some(key)
+    }
+
+    /// Whether the n-gram of order `m` in `slot` is pruned away.
+    fn pruned(&self, m: usize, slot: usize) -> bool {
+        self.pruning.is_active()
+            && m >= 2
+            && self
+                .pruning
+                .prunes(m, self.counts.higher[m - 2].count(slot).into())
+    }
+
+    /// The counts each order is estimated from, by slot: raw, or Kneser-Ney's adjusted counts.
+    fn effective_counts(&self) -> Vec<Vec<u32>> {
+        let counts = self.counts;
+        (1..=self.order())
+            .into_par_iter()
+            .map(|m| {
+                if self.job.is_cancelled() {
+                    Vec::new()
+                } else if self.smoothing.uses_adjusted_counts() && m < self.order() {
+                    adjusted_counts(counts, &self.levels, m)
+                } else if m == 1 {
+                    counts.unigrams.clone()
+                } else {
+                    (0..self.levels[m - 1].capacity())
+                        .into_par_iter()
+                        .map(|s| counts.higher[m - 2].count(s))
+                        .collect()
+                }
+            })
+            .collect()
+    }
+
+    /// The statistics of every context: the contexts of order m are the entries of order m-1.
+    fn context_stats(&self, effective: &[Vec<u32>]) -> Vec<Vec<ContextStats>> {
+        (1..=self.order())
+            .into_par_iter()
+            .map(|m| {
+                let level = &self.levels[m - 1];
+                let below = (m >= 2).then(|| &self.levels[m - 2]);
+                if self.job.is_cancelled() {
+                    return Vec::new();
+                }
+                let mut st = vec![ContextStats::default(); level.num_contexts(below)];
+                for (slot, &c) in effective[m - 1].iter().enumerate() {
+                    if let Some(key) = self.used(level, slot) {
+                        st[level.context(key)].add(c, self.pruned(m, slot));
+                    }
+                }
+                st
+            })
+            .collect()
+    }
+
+    /// The probability of every entry, lowest order first (linear domain); one job step per
+    /// order.
+    fn probabilities(
+        &self,
+        effective: &[Vec<u32>],
+        stats: &[Vec<ContextStats>],
+        discounts: &[[f64; 3]],
+    ) -> Result<Vec<Vec<f64>>> {
+        let mut prob: Vec<Vec<f64>> = Vec::with_capacity(self.order());
+        for m in 1..=self.order() {
+            let level = &self.levels[m - 1];
+            let eff = &effective[m - 1];
+            let st = &stats[m - 1];
+            let d = discounts.get(m - 1).copied().unwrap_or([0.0; 3]);
+            let lower_prob = (m >= 2).then(|| &prob[m - 2]);
+            let p: Vec<f64> = (0..level.capacity())
+                .into_par_iter()
+                .map(|slot| {
+                    let Some(key) = self.used(level, slot).filter(|_| !self.job.is_cancelled())
+                    else {
+                        return 0.0;
+                    };
+                    let s = st[level.context(key)];
+                    let c = f64::from(eff[slot]);
+                    let total = s.total as f64;
+                    let lower = || match lower_prob {
+                        None => 1.0 / self.vocab_size,
+                        Some(lp) => lp[level.suffix(slot, key)],
+                    };
+                    match *self.smoothing {
+                        Smoothing::Mle | Smoothing::StupidBackoff { .. } => c / total,
+                        Smoothing::Additive { k } => (c + k) / (total + k * self.vocab_size),
+                        _ if s.total == 0 => lower(),
+                        _ => {
+                            let (a, b, c) = interpolation_terms(self.smoothing, eff[slot], &s, &d);
+                            (a + b * lower()) / c
+                        }
+                    }
+                })
+                .collect();
+            prob.push(p);
+            self.job.step(1)?;
+        }
+        Ok(prob)
+    }
+
+    /// ln p of every word (`-inf` for the words that cannot be predicted).
+    fn unigram_logp(&self, prob: &[f64]) -> Vec<f64> {
+        prob.iter()
+            .enumerate()
+            .map(|(id, &p)| {
+                if self.predictable(id) {
+                    p.ln()
+                } else {
+                    f64::NEG_INFINITY
+                }
+            })
+            .collect()
+    }
+
+    /// The probing tables of orders 2..=N (pruned n-grams left out); one job step per order.
+    fn tables(&self, prob: &[Vec<f64>], weights: &ContextWeights<'_>) -> Result<Vec<ProbingTable>> {
+        let mut higher = Vec::with_capacity(self.order() - 1);
+        for m in 2..=self.order() {
+            let weight = (m < self.order()).then(|| weights.of(m + 1));
+            let level = &self.levels[m - 1];
+            let p = &prob[m - 1];
+            let table = ProbingTable::from_slots(level.capacity(), |slot| {
+                let key = level
+                    .key(slot)
+                    .filter(|_| !self.pruned(m, slot) && !self.job.is_cancelled())?;
+                let weight = weight.as_ref().map_or(0.0, |w| w[slot]);
+                Some((
+                    key,
+                    Entry {
+                        logp: p[slot].ln(),
+                        weight,
+                    },
+                ))
+            });
+            higher.push(table);
+            self.job.step(1)?;
+        }
+        Ok(higher)
+    }
+}
+
+/// The ln weights of the contexts of each order, from that order's context statistics.
+struct ContextWeights<'a> {
+    smoothing: &'a Smoothing,
+    stats: &'a [Vec<ContextStats>],
+    discounts: &'a [[f64; 3]],
+    vocab_size: f64,
+}
+
+impl ContextWeights<'_> {
+    /// The ln weight of each context of order `m` (the entries of order m-1).
+    fn of(&self, m: usize) -> Vec<f64> {
+        let d = self.discounts.get(m - 1).copied().unwrap_or([0.0; 3]);
+        self.stats[m - 1]
+            .par_iter()
+            .map(|s| context_weight(self.smoothing, s, &d, self.vocab_size).ln())
+            .collect()
+    }
 }
 
 /// An interpolated estimate as `(a, b, c)` with p(w|h) = (a + b p(w|h')) / c, for an n-gram
