@@ -34,116 +34,174 @@ pub(crate) fn adjust(
 ) -> Result<Adjusted> {
     job.stage("adjusting counts", 0)?;
     let mut done = 0;
-    let n = order;
-    let share = memory / n;
-    let mut sorters: Vec<Sorter> = (2..=n)
-        .map(|m| {
-            Sorter::new(
-                Layout::new(m, 1, KeyOrder::Prefix),
-                false,
-                share,
-                dir,
-                "adjusted",
-            )
-        })
-        .collect();
-    let mut unigrams = vec![0u32; vocab_len];
-    let mut count_of_counts = vec![[0u64; 5]; n];
-    let mut ngram_counts = vec![0u64; n];
-    ngram_counts[0] = vocab_len as u64;
-    let adjusted = smoothing.uses_adjusted_counts();
-    // per order m (index m): raw count and distinct left extensions of the current n-gram
-    let mut raw = vec![0u64; n + 1];
-    let mut extensions = vec![0u32; n + 1];
-    let mut previous: Vec<u32> = Vec::new();
-    let mut row: Vec<u32> = Vec::with_capacity(n + 1);
-    // has at least m words: the m-gram ending the record is a real n-gram
-    let real = |r: &[u32], m: usize| r[n - m] != PAD;
+    let mut pass = AdjustPass::new(order, vocab_len, smoothing, pruning, memory, dir);
+    while let Some(r) = counts.next_record()? {
+        job.tick(&mut done)?;
+        pass.record(r)?;
+    }
+    pass.finish()
+}
 
-    let mut finish = |r: &[u32], m: usize, raw: u64, extensions: u32| -> Result<()> {
+/// The state of step 2's single pass: the n-grams ending the previous record, with their raw
+/// counts and distinct left extensions so far, and what the pass has produced.
+struct AdjustPass<'a> {
+    /// The order N.
+    n: usize,
+    /// Whether Kneser-Ney's adjusted counts replace the raw counts below the highest order.
+    adjusted: bool,
+    pruning: &'a Pruning,
+    /// Orders 2..=N (at index m-2): the finished n-grams, to be sorted in prefix order.
+    sorters: Vec<Sorter<'a>>,
+    unigrams: Vec<u32>,
+    count_of_counts: Vec<[u64; 5]>,
+    ngram_counts: Vec<u64>,
+    /// Per order m (index m): raw count and distinct left extensions of the current m-gram.
+    raw: Vec<u64>,
+    extensions: Vec<u32>,
+    /// The previous record (empty before the first).
+    previous: Vec<u32>,
+    /// Scratch for one sorter row.
+    row: Vec<u32>,
+}
+
+impl<'a> AdjustPass<'a> {
+    fn new(
+        n: usize,
+        vocab_len: usize,
+        smoothing: &Smoothing,
+        pruning: &'a Pruning,
+        memory: usize,
+        dir: &'a WorkDir,
+    ) -> Self {
+        let share = memory / n;
+        let sorters = (2..=n)
+            .map(|m| {
+                Sorter::new(
+                    Layout::new(m, 1, KeyOrder::Prefix),
+                    false,
+                    share,
+                    dir,
+                    "adjusted",
+                )
+            })
+            .collect();
+        let mut ngram_counts = vec![0u64; n];
+        ngram_counts[0] = vocab_len as u64;
+        AdjustPass {
+            n,
+            adjusted: smoothing.uses_adjusted_counts(),
+            pruning,
+            sorters,
+            unigrams: vec![0u32; vocab_len],
+            count_of_counts: vec![[0u64; 5]; n],
+            ngram_counts,
+            raw: vec![0u64; n + 1],
+            extensions: vec![0u32; n + 1],
+            previous: Vec::new(),
+            row: Vec::with_capacity(n + 1),
+        }
+    }
+
+    /// Whether record `r` has at least m words: the m-gram ending it is a real n-gram.
+    fn real(&self, r: &[u32], m: usize) -> bool {
+        r[self.n - m] != PAD
+    }
+
+    /// Adds the next record (words, then count) in suffix order.
+    fn record(&mut self, r: &[u32]) -> Result<()> {
+        let n = self.n;
+        // orders whose n-gram continues from the previous record
+        let shared = if self.previous.is_empty() {
+            0
+        } else {
+            (0..n)
+                .take_while(|&i| self.previous[n - 1 - i] == r[n - 1 - i])
+                .count()
+        };
+        self.finish_previous(shared + 1)?;
+        for m in shared + 1..=n {
+            self.raw[m] = 0;
+            self.extensions[m] = 0;
+        }
+        let count = u64::from(r[n]);
+        for m in 1..=n {
+            if !self.real(r, m) {
+                break;
+            }
+            self.raw[m] += count;
+            // a new (m+1)-gram ending here is a new left extension of this m-gram
+            if m < n && m >= shared && self.real(r, m + 1) {
+                self.extensions[m] += 1;
+            }
+        }
+        self.previous.clear();
+        self.previous.extend_from_slice(r);
+        Ok(())
+    }
+
+    /// Emits the n-grams of orders `from..=N` ending the previous record, if there is one.
+    fn finish_previous(&mut self, from: usize) -> Result<()> {
+        let previous = std::mem::take(&mut self.previous);
+        if !previous.is_empty() {
+            for m in from..=self.n {
+                if self.real(&previous, m) {
+                    self.emit(&previous, m)?;
+                }
+            }
+        }
+        self.previous = previous;
+        Ok(())
+    }
+
+    /// Emits the m-gram ending record `r`, its raw count and extensions being complete.
+    fn emit(&mut self, r: &[u32], m: usize) -> Result<()> {
+        let n = self.n;
         let gram = &r[n - m..n];
-        let pruned = pruning.prunes(m, raw);
-        let raw = u32::try_from(raw)
+        let pruned = self.pruning.prunes(m, self.raw[m]);
+        let raw = u32::try_from(self.raw[m])
             .ok()
             .filter(|&r| r < PRUNED)
             .ok_or_else(|| {
                 Error::Overflow("an n-gram count exceeds 2^31 - 1 occurrences".to_string())
             })?;
-        let effective = if adjusted && m < n && gram[0] != BOS {
-            extensions
+        let effective = if self.adjusted && m < n && gram[0] != BOS {
+            self.extensions[m]
         } else {
             raw
         };
         if m == 1 {
-            unigrams[gram[0] as usize] = effective;
+            self.unigrams[gram[0] as usize] = effective;
             return Ok(());
         }
         if (1..=4).contains(&effective) {
-            count_of_counts[m - 1][effective as usize] += 1;
+            self.count_of_counts[m - 1][effective as usize] += 1;
         }
         if !pruned {
-            ngram_counts[m - 1] += 1;
+            self.ngram_counts[m - 1] += 1;
         }
-        row.clear();
-        row.extend_from_slice(gram);
-        row.push(if pruned {
+        self.row.clear();
+        self.row.extend_from_slice(gram);
+        self.row.push(if pruned {
             effective | PRUNED
         } else {
             effective
         });
-        sorters[m - 2].push(&row)
-    };
+        self.sorters[m - 2].push(&self.row)
+    }
 
-    while let Some(r) = counts.next_record()? {
-        job.tick(&mut done)?;
-        // orders whose n-gram continues from the previous record
-        let shared = if previous.is_empty() {
-            0
-        } else {
-            (0..n)
-                .take_while(|&i| previous[n - 1 - i] == r[n - 1 - i])
-                .count()
-        };
-        if !previous.is_empty() {
-            for m in shared + 1..=n {
-                if real(&previous, m) {
-                    finish(&previous, m, raw[m], extensions[m])?;
-                }
-            }
-        }
-        for m in shared + 1..=n {
-            raw[m] = 0;
-            extensions[m] = 0;
-        }
-        let count = u64::from(r[n]);
-        for m in 1..=n {
-            if !real(r, m) {
-                break;
-            }
-            raw[m] += count;
-            // a new (m+1)-gram ending here is a new left extension of this m-gram
-            if m < n && m >= shared && real(r, m + 1) {
-                extensions[m] += 1;
-            }
-        }
-        previous.clear();
-        previous.extend_from_slice(r);
+    /// Emits the last record's n-grams and hands the sorted orders on.
+    fn finish(mut self) -> Result<Adjusted> {
+        self.finish_previous(1)?;
+        let higher = self
+            .sorters
+            .into_iter()
+            .map(Sorter::finish)
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Adjusted {
+            unigrams: self.unigrams,
+            higher,
+            count_of_counts: self.count_of_counts,
+            ngram_counts: self.ngram_counts,
+        })
     }
-    if !previous.is_empty() {
-        for m in 1..=n {
-            if real(&previous, m) {
-                finish(&previous, m, raw[m], extensions[m])?;
-            }
-        }
-    }
-    let higher = sorters
-        .into_iter()
-        .map(Sorter::finish)
-        .collect::<Result<Vec<_>>>()?;
-    Ok(Adjusted {
-        unigrams,
-        higher,
-        count_of_counts,
-        ngram_counts,
-    })
 }
