@@ -213,23 +213,14 @@ pub fn estimate(
     job.step(order as u64)?;
     let used = |level: &OrderEntries, slot: usize| passes.used(level, slot);
     let discounts = discounts_for(&smoothing, &effective, &passes.levels, &used)?;
-    let prob = passes.probabilities(&effective, &stats, &discounts)?;
-    drop(effective);
-    let weights = ContextWeights {
-        smoothing: &smoothing,
-        stats: &stats,
-        discounts: &discounts,
-        vocab_size: passes.vocab_size,
-    };
-    let unigram_logp = passes.unigram_logp(&prob[0]);
-    let unigram_weight = if order >= 2 {
-        weights.of(2)
-    } else {
-        vec![0.0; vocab.len()]
-    };
-    let tables = passes.tables(&prob, &weights)?;
+    let built = passes.build(effective, stats, &discounts)?;
     let (fallback, missing_weight) = fallback_of(&smoothing, passes.vocab_size);
-    drop((prob, stats, passes));
+    drop(passes);
+    let Built {
+        unigram_logp,
+        unigram_weight,
+        tables,
+    } = built;
     let higher = tables
         .into_iter()
         .zip(counts.higher)
@@ -371,50 +362,98 @@ impl<'a> Passes<'a> {
             .collect()
     }
 
-    /// The probability of every entry, lowest order first (linear domain); one job step per
-    /// order.
-    fn probabilities(
+    /// The model's arrays, one order at a time, lowest first: the probabilities of order m, then
+    /// the table of order m-1 (its entries' weights come from the statistics of order m), after
+    /// which order m-1's counts, statistics and probabilities are freed, so that the arrays of
+    /// only two orders exist beside the tables at any time. One job step per order for the
+    /// probabilities and one per table.
+    fn build(
         &self,
-        effective: &[Vec<u32>],
-        stats: &[Vec<ContextStats>],
+        mut effective: Vec<Vec<u32>>,
+        mut stats: Vec<Vec<ContextStats>>,
         discounts: &[[f64; 3]],
-    ) -> Result<Vec<Vec<f64>>> {
-        let mut prob: Vec<Vec<f64>> = Vec::with_capacity(self.order());
-        for m in 1..=self.order() {
-            let level = &self.levels[m - 1];
-            let eff = &effective[m - 1];
-            let st = &stats[m - 1];
+    ) -> Result<Built> {
+        let order = self.order();
+        let mut built = Built {
+            unigram_logp: Vec::new(),
+            unigram_weight: Vec::new(),
+            tables: Vec::with_capacity(order - 1),
+        };
+        let mut lower: Vec<f64> = Vec::new();
+        for m in 1..=order {
             let d = discounts.get(m - 1).copied().unwrap_or([0.0; 3]);
-            let lower_prob = (m >= 2).then(|| &prob[m - 2]);
-            let p: Vec<f64> = (0..level.capacity())
-                .into_par_iter()
-                .map(|slot| {
-                    let Some(key) = self.used(level, slot).filter(|_| !self.job.is_cancelled())
-                    else {
-                        return 0.0;
-                    };
-                    let s = st[level.context(key)];
-                    let c = f64::from(eff[slot]);
-                    let total = s.total as f64;
-                    let lower = || match lower_prob {
-                        None => 1.0 / self.vocab_size,
-                        Some(lp) => lp[level.suffix(slot, key)],
-                    };
-                    match *self.smoothing {
-                        Smoothing::Mle | Smoothing::StupidBackoff { .. } => c / total,
-                        Smoothing::Additive { k } => (c + k) / (total + k * self.vocab_size),
-                        _ if s.total == 0 => lower(),
-                        _ => {
-                            let (a, b, c) = interpolation_terms(self.smoothing, eff[slot], &s, &d);
-                            (a + b * lower()) / c
-                        }
-                    }
-                })
-                .collect();
-            prob.push(p);
+            let eff = std::mem::take(&mut effective[m - 1]);
+            let st = std::mem::take(&mut stats[m - 1]);
+            let prob = self.probabilities_of(m, &eff, &st, &d, (m >= 2).then_some(&lower[..]));
             self.job.step(1)?;
+            drop(eff);
+            if m == 1 {
+                built.unigram_logp = self.unigram_logp(&prob);
+            } else {
+                // the contexts of order m are the entries of order m-1
+                let weights = self.context_weights(&st, &d);
+                if m == 2 {
+                    built.unigram_weight = weights;
+                } else {
+                    built.tables.push(self.table(m - 1, &lower, Some(&weights)));
+                    self.job.step(1)?;
+                }
+            }
+            lower = prob;
         }
-        Ok(prob)
+        if order >= 2 {
+            built.tables.push(self.table(order, &lower, None));
+            self.job.step(1)?;
+        } else {
+            built.unigram_weight = vec![0.0; self.levels[0].capacity()];
+        }
+        Ok(built)
+    }
+
+    /// The probability of every entry of order `m` (linear domain) from its effective counts
+    /// `eff`, the statistics `st` of its contexts, its discounts `d` and the probabilities of
+    /// order m-1 (`lower`, none for unigrams).
+    fn probabilities_of(
+        &self,
+        m: usize,
+        eff: &[u32],
+        st: &[ContextStats],
+        d: &[f64; 3],
+        lower: Option<&[f64]>,
+    ) -> Vec<f64> {
+        let level = &self.levels[m - 1];
+        (0..level.capacity())
+            .into_par_iter()
+            .map(|slot| {
+                let Some(key) = self.used(level, slot).filter(|_| !self.job.is_cancelled()) else {
+                    return 0.0;
+                };
+                let s = st[level.context(key)];
+                let c = f64::from(eff[slot]);
+                let total = s.total as f64;
+                let lower = || match lower {
+                    None => 1.0 / self.vocab_size,
+                    Some(lp) => lp[level.suffix(slot, key)],
+                };
+                match *self.smoothing {
+                    Smoothing::Mle | Smoothing::StupidBackoff { .. } => c / total,
+                    Smoothing::Additive { k } => (c + k) / (total + k * self.vocab_size),
+                    _ if s.total == 0 => lower(),
+                    _ => {
+                        let (a, b, c) = interpolation_terms(self.smoothing, eff[slot], &s, d);
+                        (a + b * lower()) / c
+                    }
+                }
+            })
+            .collect()
+    }
+
+    /// The ln weight of each context whose statistics are `st` (the contexts of one order, whose
+    /// discounts are `d`).
+    fn context_weights(&self, st: &[ContextStats], d: &[f64; 3]) -> Vec<f64> {
+        st.par_iter()
+            .map(|s| context_weight(self.smoothing, s, d, self.vocab_size).ln())
+            .collect()
     }
 
     /// ln p of every word (`-inf` for the words that cannot be predicted).
@@ -431,50 +470,31 @@ impl<'a> Passes<'a> {
             .collect()
     }
 
-    /// The probing tables of orders 2..=N (pruned n-grams left out); one job step per order.
-    fn tables(&self, prob: &[Vec<f64>], weights: &ContextWeights<'_>) -> Result<Vec<ProbingTable>> {
-        let mut higher = Vec::with_capacity(self.order() - 1);
-        for m in 2..=self.order() {
-            let weight = (m < self.order()).then(|| weights.of(m + 1));
-            let level = &self.levels[m - 1];
-            let p = &prob[m - 1];
-            let table = ProbingTable::from_slots(level.capacity(), |slot| {
-                let key = level
-                    .key(slot)
-                    .filter(|_| !self.pruned(m, slot) && !self.job.is_cancelled())?;
-                let weight = weight.as_ref().map_or(0.0, |w| w[slot]);
-                Some((
-                    key,
-                    Entry {
-                        logp: p[slot].ln(),
-                        weight,
-                    },
-                ))
-            });
-            higher.push(table);
-            self.job.step(1)?;
-        }
-        Ok(higher)
+    /// The probing table of order `m` >= 2 (pruned n-grams left out) from the probabilities of
+    /// its entries and, below the highest order, their ln weights as contexts.
+    fn table(&self, m: usize, prob: &[f64], weight: Option<&[f64]>) -> ProbingTable {
+        let level = &self.levels[m - 1];
+        ProbingTable::from_slots(level.capacity(), |slot| {
+            let key = level
+                .key(slot)
+                .filter(|_| !self.pruned(m, slot) && !self.job.is_cancelled())?;
+            let weight = weight.map_or(0.0, |w| w[slot]);
+            Some((
+                key,
+                Entry {
+                    logp: prob[slot].ln(),
+                    weight,
+                },
+            ))
+        })
     }
 }
 
-/// The ln weights of the contexts of each order, from that order's context statistics.
-struct ContextWeights<'a> {
-    smoothing: &'a Smoothing,
-    stats: &'a [Vec<ContextStats>],
-    discounts: &'a [[f64; 3]],
-    vocab_size: f64,
-}
-
-impl ContextWeights<'_> {
-    /// The ln weight of each context of order `m` (the entries of order m-1).
-    fn of(&self, m: usize) -> Vec<f64> {
-        let d = self.discounts.get(m - 1).copied().unwrap_or([0.0; 3]);
-        self.stats[m - 1]
-            .par_iter()
-            .map(|s| context_weight(self.smoothing, s, &d, self.vocab_size).ln())
-            .collect()
-    }
+/// What [`Passes::build`] makes: the unigram arrays and the tables of orders 2..=N.
+struct Built {
+    unigram_logp: Vec<f64>,
+    unigram_weight: Vec<f64>,
+    tables: Vec<ProbingTable>,
 }
 
 /// An interpolated estimate as `(a, b, c)` with p(w|h) = (a + b p(w|h')) / c, for an n-gram
