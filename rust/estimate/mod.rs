@@ -209,11 +209,9 @@ pub fn estimate(
     let passes = Passes::new(&counts, vocab.len(), bos_eos, &smoothing, pruning, job);
     let effective = passes.effective_counts();
     job.step(order as u64)?;
-    let stats = passes.context_stats(&effective);
-    job.step(order as u64)?;
     let used = |level: &OrderEntries, slot: usize| passes.used(level, slot);
     let discounts = discounts_for(&smoothing, &effective, &passes.levels, &used)?;
-    let built = passes.build(effective, stats, &discounts)?;
+    let built = passes.build(effective, &discounts)?;
     let (fallback, missing_weight) = fallback_of(&smoothing, passes.vocab_size);
     drop(passes);
     let Built {
@@ -341,38 +339,30 @@ impl<'a> Passes<'a> {
             .collect()
     }
 
-    /// The statistics of every context: the contexts of order m are the entries of order m-1.
-    fn context_stats(&self, effective: &[Vec<u32>]) -> Vec<Vec<ContextStats>> {
-        (1..=self.order())
-            .into_par_iter()
-            .map(|m| {
-                let level = &self.levels[m - 1];
-                let below = (m >= 2).then(|| &self.levels[m - 2]);
-                if self.job.is_cancelled() {
-                    return Vec::new();
-                }
-                let mut st = vec![ContextStats::default(); level.num_contexts(below)];
-                for (slot, &c) in effective[m - 1].iter().enumerate() {
-                    if let Some(key) = self.used(level, slot) {
-                        st[level.context(key)].add(c, self.pruned(m, slot));
-                    }
-                }
-                st
-            })
-            .collect()
+    /// The statistics of every context of order `m` (the entries of order m-1) from the
+    /// effective counts `eff` of order m: one pass in slot order, on one core.
+    fn context_stats(&self, m: usize, eff: &[u32]) -> Vec<ContextStats> {
+        let level = &self.levels[m - 1];
+        let below = (m >= 2).then(|| &self.levels[m - 2]);
+        if self.job.is_cancelled() {
+            return Vec::new();
+        }
+        let mut st = vec![ContextStats::default(); level.num_contexts(below)];
+        for (slot, &c) in eff.iter().enumerate() {
+            if let Some(key) = self.used(level, slot) {
+                st[level.context(key)].add(c, self.pruned(m, slot));
+            }
+        }
+        st
     }
 
-    /// The model's arrays, one order at a time, lowest first: the probabilities of order m, then
-    /// the table of order m-1 (its entries' weights come from the statistics of order m), after
-    /// which order m-1's counts, statistics and probabilities are freed, so that the arrays of
-    /// only two orders exist beside the tables at any time. One job step per order for the
-    /// probabilities and one per table.
-    fn build(
-        &self,
-        mut effective: Vec<Vec<u32>>,
-        mut stats: Vec<Vec<ContextStats>>,
-        discounts: &[[f64; 3]],
-    ) -> Result<Built> {
+    /// The model's arrays, one order at a time, lowest first: the probabilities of order m (while
+    /// the context statistics of order m+1 are gathered beside them), then the table of order
+    /// m-1 (its entries' weights come from the statistics of order m), after which order m-1's
+    /// counts, statistics and probabilities are freed, so that the arrays of only two orders
+    /// exist beside the tables at any time. One job step per order for the statistics, one for
+    /// the probabilities and one per table.
+    fn build(&self, mut effective: Vec<Vec<u32>>, discounts: &[[f64; 3]]) -> Result<Built> {
         let order = self.order();
         let mut built = Built {
             unigram_logp: Vec::new(),
@@ -380,12 +370,21 @@ impl<'a> Passes<'a> {
             tables: Vec::with_capacity(order - 1),
         };
         let mut lower: Vec<f64> = Vec::new();
+        let mut next_stats = self.context_stats(1, &effective[0]);
+        self.job.step(1)?;
         for m in 1..=order {
             let d = discounts.get(m - 1).copied().unwrap_or([0.0; 3]);
             let eff = std::mem::take(&mut effective[m - 1]);
-            let st = std::mem::take(&mut stats[m - 1]);
-            let prob = self.probabilities_of(m, &eff, &st, &d, (m >= 2).then_some(&lower[..]));
+            let st = std::mem::take(&mut next_stats);
+            let (prob, following) = rayon::join(
+                || self.probabilities_of(m, &eff, &st, &d, (m >= 2).then_some(&lower[..])),
+                || (m < order).then(|| self.context_stats(m + 1, &effective[m])),
+            );
             self.job.step(1)?;
+            if let Some(following) = following {
+                next_stats = following;
+                self.job.step(1)?;
+            }
             drop(eff);
             if m == 1 {
                 built.unigram_logp = self.unigram_logp(&prob);
