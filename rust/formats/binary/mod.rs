@@ -58,10 +58,10 @@
 //! access is bounds-checked.
 //!
 //! ## Safety
-//! One `unsafe` block here: mapping the file (`Mmap::map` is unsafe because the file could be
-//! changed by another process while mapped; [`save`] writes a temporary file and renames it over
+//! No `unsafe` block here: mapping the file ([`FileBytes::map`]) is unsafe because the file could
+//! be changed by another process while mapped; [`save`] writes a temporary file and renames it over
 //! the target, so re-saving a model over the file it was loaded from replaces the file rather
-//! than changing the mapped bytes). The views into the mapping are [`MappedSlice`]s, whose one
+//! than changing the mapped bytes. The views into the mapping are [`MappedSlice`]s, whose one
 //! `unsafe` block is explained in [`crate::util::mapped`].
 
 use std::fs::File;
@@ -419,16 +419,7 @@ pub fn load(path: &Path, verify: bool, mmap: bool, job: &Job) -> Result<Model> {
     check_fixed_header(&head, size, p)?;
     let bytes = if mmap {
         // (verifying reads every page: then have the kernel map them all at once)
-        let mut options = memmap2::MmapOptions::new();
-        if verify {
-            options.populate();
-        }
-        // SAFETY: mapping a file is unsafe only because another process could change the file
-        // while it is mapped; fastppl itself never writes a file in place (see `save`), the
-        // bytes read through the mapping are validated here before use, any bit pattern being a
-        // valid value of the types they are viewed as, and the contract left to users (do not
-        // truncate or rewrite a loaded file in place; `mmap=False` otherwise) is documented.
-        FileBytes::Mapped(unsafe { options.map(&file) }.map_err(Error::io(path))?)
+        FileBytes::map(&file, verify).map_err(Error::io(path))?
     } else {
         file.seek(SeekFrom::Start(0)).map_err(Error::io(path))?;
         let len = usize::try_from(size).map_err(|_| format_err(p, "too large for this host"))?;
@@ -937,6 +928,7 @@ mod tests {
     use super::*;
     use crate::corpus::Corpus;
     use crate::estimate::{fit, Pruning, Smoothing};
+    use crate::model::scorer::Scorer;
     use std::path::PathBuf;
 
     const TEXT: &str = "a b c a b\nb c d a\na a b c d e\nc d e f\nb c a d\n";
@@ -967,7 +959,11 @@ mod tests {
         let mut out = Vec::new();
         for line in TEXT.lines().chain(["f e d c b a", "z a b q"]) {
             let ids: Vec<u32> = line.split(' ').map(|w| m.id(w)).collect();
-            m.score_sentence(&ids, |_, x| out.push(x.to_bits()));
+            out.extend(
+                m.score_sentence_full(&ids, true, true)
+                    .iter()
+                    .map(|(x, _)| x.to_bits()),
+            );
         }
         out
     }

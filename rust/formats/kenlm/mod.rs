@@ -31,6 +31,7 @@
 mod bits;
 mod header;
 mod pointers;
+mod probing;
 mod trie;
 mod values;
 mod words;
@@ -41,11 +42,20 @@ use crate::error::{Error, Result};
 use crate::model::{Fallback, Model, OrderTable};
 use crate::ngram::probing::ProbingTable;
 use crate::util::job::Job;
+use crate::util::mapped::FileBytes;
 
 pub use header::MAGIC_PREFIX;
 use header::{parse_header, SearchKind};
+pub use probing::{ProbingModel, ProbingState};
 use trie::Trie;
 use words::read_words;
+
+/// Why a probing file cannot be converted, listed or written in another format.
+pub const PROBING_HAS_NO_NGRAMS: &str = "a KenLM probing binary (build_binary probing, the \
+    default) holds hashes of word sequences, not their words, so its n-grams cannot be listed: \
+    it can only be scored (in place). For ARPA or fastppl-format output, n-gram counts or \
+    fitting, load the ARPA file it was built from, or rebuild the binary as a trie \
+    (build_binary trie ...), whose n-grams fastppl reads";
 
 fn format_err(path: &str, message: impl Into<String>) -> Error {
     Error::BinaryFormat {
@@ -93,16 +103,30 @@ fn check_values(prob: f32, backoff: f32, ngram: impl Fn() -> String, path: &str)
     Ok(())
 }
 
-/// Reads the KenLM binary file at `path`, reporting n-grams read to `job` (which can cancel it).
-pub fn read_kenlm_binary(path: &Path, job: &Job) -> Result<Model> {
+/// A KenLM binary file opened for scoring.
+pub enum KenlmBinary {
+    /// A probing file, scored in place on the mapped file.
+    Probing(ProbingModel),
+    /// A trie, converted into a fastppl model.
+    Converted(Model),
+}
+
+/// Opens the KenLM binary file at `path`: maps it, scores a probing file in place, converts a
+/// trie (reporting n-grams read to `job`, which can cancel it).
+pub fn open_kenlm_binary(path: &Path, job: &Job) -> Result<KenlmBinary> {
+    let p = path.display().to_string();
     if path.is_dir() {
-        return Err(format_err(
-            &path.display().to_string(),
-            "is a directory, not a KenLM binary file",
-        ));
+        return Err(format_err(&p, "is a directory, not a KenLM binary file"));
     }
-    let bytes = std::fs::read(path).map_err(Error::io(path))?;
-    read_kenlm_bytes(&bytes, &path.display().to_string(), job)
+    let file = std::fs::File::open(path).map_err(Error::io(path))?;
+    let bytes = std::sync::Arc::new(FileBytes::map(&file, false).map_err(Error::io(path))?);
+    let header = parse_header(&bytes, &p)?;
+    match header.search {
+        SearchKind::Probing { .. } => Ok(KenlmBinary::Probing(ProbingModel::from_bytes(
+            bytes, header, p,
+        )?)),
+        SearchKind::Trie { .. } => Ok(KenlmBinary::Converted(read_kenlm_bytes(&bytes, &p, job)?)),
+    }
 }
 
 /// Reads a KenLM binary file from its bytes; `path` names it in errors.
@@ -113,13 +137,7 @@ pub fn read_kenlm_bytes(bytes: &[u8], path: &str, job: &Job) -> Result<Model> {
         array_pointers,
     } = header.search
     else {
-        return Err(format_err(
-            path,
-            "KenLM probing binaries (build_binary probing, the default) are not supported yet: \
-             their tables hold hashes of word sequences, which cannot be listed as n-grams. \
-             Load the ARPA file, or rebuild the binary as a trie (build_binary trie ...), which \
-             fastppl reads",
-        ));
+        return Err(format_err(path, PROBING_HAS_NO_NGRAMS));
     };
     let trie = Trie::parse(bytes, &header, quantized, array_pointers, path)?;
     let (vocab, ids) = read_words(bytes, trie.end, header.counts[0], path)?;

@@ -1,0 +1,497 @@
+//! KenLM's probing binary files (`build_binary probing`, its default) scored in place, on the
+//! memory-mapped file: `lm/vocab.{hh,cc}` (`ProbingVocabulary`), `lm/search_hashed.{hh,cc}`,
+//! `lm/value.hh`, `lm/model.cc` (`FullScore`, `GetState`), `util/probing_hash_table.hh`.
+//!
+//! ## Layout (after the header, all little-endian)
+//! ```text
+//! vocabulary   version u32 (0), bound u32 (= unigrams), then a probing table of
+//!              12-byte entries (murmur hash of the word u64, id u32)
+//! unigrams     (n1 + 1) x (log10 prob f32, log10 backoff f32), by id
+//! orders 2..N-1  a probing table each of 16-byte entries (n-gram hash u64, prob f32, backoff f32)
+//! order N      a probing table of 12-byte entries (n-gram hash u64, prob f32)
+//! words        NUL-terminated, in id order
+//! ```
+//! A table of n entries has `max(n + 1, multiplier * n)` buckets (float32 product); a key
+//! goes to bucket `key % buckets` and probes linearly, wrapping; key 0 marks an empty bucket.
+//! The hash of the n-gram `w1 .. wn` starts from `wn`'s id and folds in `w(n-1)`, .., `w1`
+//! ([`combine`]): the order in which scoring walks back from the predicted word.
+//!
+//! ## Values
+//! A stored prob's sign bit is KenLM's "independent left" flag: set (as for every ordinary
+//! negative log10) when no longer stored n-gram ends with this one, clear (a positive value)
+//! when one does; the probability is the value with the sign bit set. A backoff of -0.0 means
+//! the n-gram extends nothing to the right, so a state need not keep it.
+//!
+//! Scores follow KenLM's `FullScore` step for step (the same float32 sums), so they equal
+//! `query`'s and the `kenlm` module's on the same file, and the states kept are KenLM's.
+//!
+//! Nothing is read at load but the header, the sizes (checked against the file's length) and
+//! the first word; every lookup is bounds-checked and probes at most a table's length, so a
+//! corrupt file gives wrong numbers or an error, never a panic or a hang.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::header::{parse_header, Header, SearchKind};
+use super::{format_err, words::read_words};
+use crate::corpus::vocab::UNK;
+use crate::error::{Error, Result};
+use crate::model::scorer::Scorer;
+use crate::ngram::keys::prefetch;
+use crate::util::mapped::{FileBytes, MappedSlice};
+use crate::util::murmur::murmur_hash64a;
+
+/// KenLM's `CombineWordHash`: the hash of an n-gram extended to the left by word `next`.
+#[inline]
+fn combine(current: u64, next: u32) -> u64 {
+    current.wrapping_mul(8_978_948_897_894_561_157)
+        ^ (1 + u64::from(next)).wrapping_mul(17_894_857_484_156_487_943)
+}
+
+/// Buckets of a probing table of `entries` entries (`ProbingHashTable::Size` with `DivMod`).
+fn buckets(entries: u64, multiplier: f32) -> u64 {
+    // (KenLM's float32 product, truncated)
+    let scaled = (multiplier * entries as f32) as u64;
+    (entries + 1).max(scaled)
+}
+
+/// The 64-bit key at the start of an entry of u32 words.
+#[inline]
+fn key_of(entry: &[u32]) -> u64 {
+    u64::from(entry[0]) | (u64::from(entry[1]) << 32)
+}
+
+/// Sign bit of a float32.
+const SIGN: u32 = 1 << 31;
+
+/// The probability of a stored value (sign bit set) and whether it is independent left.
+#[inline]
+fn prob_and_independence(bits: u32) -> (f32, bool) {
+    (f32::from_bits(bits | SIGN), bits & SIGN != 0)
+}
+
+/// KenLM's `HasExtension`: any backoff but -0.0.
+#[inline]
+fn has_extension(backoff: f32) -> bool {
+    backoff.to_bits() != (-0.0f32).to_bits()
+}
+
+/// The section `(start, len)` of `bytes` as a slice of `T`.
+fn view<T: bytemuck::Pod>(
+    bytes: &Arc<FileBytes>,
+    (start, len): (usize, usize),
+    path: &str,
+) -> Result<MappedSlice<T>> {
+    MappedSlice::new(Arc::clone(bytes), start, len)
+        .ok_or_else(|| format_err(path, format!("misaligned section at byte {start}")))
+}
+
+/// A probing table of entries of `W` u32 words (key first), in place.
+struct Table<const W: usize> {
+    entries: MappedSlice<[u32; W]>,
+}
+
+impl<const W: usize> Table<W> {
+    /// The entry with `key`, probing at most the whole table.
+    #[inline]
+    fn find(&self, key: u64) -> Option<&[u32; W]> {
+        let slots = self.entries.as_slice();
+        let n = slots.len();
+        let mut at = (key % n as u64) as usize;
+        for _ in 0..n {
+            let entry = &slots[at];
+            match key_of(entry) {
+                k if k == key => return Some(entry),
+                0 => return None,
+                _ => at = if at + 1 == n { 0 } else { at + 1 },
+            }
+        }
+        None
+    }
+
+    #[inline]
+    fn prefetch(&self, key: u64) {
+        let slots = self.entries.as_slice();
+        prefetch(&slots[(key % slots.len() as u64) as usize]);
+    }
+}
+
+/// A KenLM probing binary file, scored in place (see the module notes).
+pub struct ProbingModel {
+    path: String,
+    counts: Vec<u64>,
+    vocab: Table<3>,
+    /// (prob bits, backoff bits) by id.
+    unigrams: MappedSlice<[u32; 2]>,
+    /// Orders 2..N-1 at index m-2.
+    middle: Vec<Table<4>>,
+    longest: Table<3>,
+    bos: u32,
+    eos: u32,
+    /// Where the words start.
+    words_at: usize,
+    bytes: Arc<FileBytes>,
+}
+
+/// KenLM's `State`: the context words that can matter, most recent first, with their backoffs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProbingState {
+    /// `words[..length]`, most recent first.
+    words: Vec<u32>,
+    /// `backoff[j]`: log10 backoff of the (j+1)-gram `words[..=j]` (reversed).
+    backoff: Vec<f32>,
+    length: usize,
+    /// Scratch for the next backoffs.
+    next: Vec<f32>,
+}
+
+impl ProbingState {
+    /// The context kept, oldest first.
+    pub fn context(&self) -> Vec<u32> {
+        self.words[..self.length].iter().rev().copied().collect()
+    }
+}
+
+impl ProbingModel {
+    /// Maps the probing file at `path` and checks its layout (the header was parsed from the
+    /// same bytes).
+    pub fn open(path: &Path) -> Result<Self> {
+        let p = path.display().to_string();
+        let file = std::fs::File::open(path).map_err(Error::io(path))?;
+        let bytes = Arc::new(FileBytes::map(&file, false).map_err(Error::io(path))?);
+        let header = parse_header(&bytes, &p)?;
+        Self::from_bytes(bytes, header, p)
+    }
+
+    /// The model in `bytes` (a probing file whose header is `header`), named `path` in errors.
+    pub fn from_bytes(bytes: Arc<FileBytes>, header: Header, path: String) -> Result<Self> {
+        match header.search {
+            SearchKind::Probing { rest: false } => {}
+            SearchKind::Probing { rest: true } => {
+                return Err(format_err(
+                    &path,
+                    "KenLM rest-cost probing binaries (build_binary rest) are not read: rebuild \
+                     the file as probing (build_binary probing ...) or trie, or load the ARPA \
+                     file",
+                ))
+            }
+            SearchKind::Trie { .. } => {
+                return Err(format_err(&path, "a KenLM trie, not a probing file"))
+            }
+        }
+        let counts = header.counts;
+        let order = counts.len();
+        let multiplier = header.probing_multiplier;
+        let truncated = |what: &str, end: u64| {
+            format_err(
+                &path,
+                format!(
+                    "truncated KenLM binary file: {} bytes, but its {what} end at byte {end}",
+                    bytes.len()
+                ),
+            )
+        };
+        // (section sizes in u64: a hostile header cannot overflow them with counts < 2^32)
+        let mut at = header.data_start as u64;
+        let mut section = |what: &str, bytes_needed: u64| -> Result<(usize, usize)> {
+            let start = at;
+            at += bytes_needed;
+            if at > bytes.len() as u64 {
+                return Err(truncated(what, at));
+            }
+            Ok((start as usize, bytes_needed as usize))
+        };
+        let (vocab_header, _) = section("vocabulary header", 8)?;
+        let vocab_table = section("vocabulary", 12 * buckets(counts[0], multiplier))?;
+        let unigram_table = section("unigrams", 8 * (counts[0] + 1))?;
+        let middle_tables = (1..order - 1)
+            .map(|m| {
+                section(
+                    &format!("{}-grams", m + 1),
+                    16 * buckets(counts[m], multiplier),
+                )
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let longest_table = section(
+            &format!("{order}-grams"),
+            12 * buckets(counts[order - 1], multiplier),
+        )?;
+        let words_at = at as usize;
+        let version = super::read_u32(&bytes, vocab_header).unwrap_or(u32::MAX);
+        let bound = super::read_u32(&bytes, vocab_header + 4).unwrap_or(0);
+        if version != 0 {
+            return Err(format_err(
+                &path,
+                format!("KenLM probing vocabulary version {version}, expected 0"),
+            ));
+        }
+        if u64::from(bound) != counts[0] {
+            return Err(format_err(
+                &path,
+                format!(
+                    "KenLM probing vocabulary of {bound} words, but the header counts {} \
+                     unigrams (corrupt file?)",
+                    counts[0]
+                ),
+            ));
+        }
+        if !bytes[words_at..].starts_with(b"<unk>\0") {
+            return Err(format_err(
+                &path,
+                format!(
+                    "KenLM binary file: no \"<unk>\" at byte {words_at}, where its words should \
+                     start (truncated or corrupt?)"
+                ),
+            ));
+        }
+        let mut model = ProbingModel {
+            vocab: Table {
+                entries: view(&bytes, vocab_table, &path)?,
+            },
+            unigrams: view(&bytes, unigram_table, &path)?,
+            middle: middle_tables
+                .into_iter()
+                .map(|t| {
+                    Ok(Table {
+                        entries: view(&bytes, t, &path)?,
+                    })
+                })
+                .collect::<Result<Vec<_>>>()?,
+            longest: Table {
+                entries: view(&bytes, longest_table, &path)?,
+            },
+            bos: UNK,
+            eos: UNK,
+            words_at,
+            counts,
+            bytes: Arc::clone(&bytes),
+            path,
+        };
+        model.bos = model.id("<s>");
+        model.eos = model.id("</s>");
+        for (id, name) in [(model.bos, "<s>"), (model.eos, "</s>")] {
+            if id == UNK {
+                return Err(format_err(
+                    &model.path,
+                    format!(
+                        "the KenLM model has no {name}: fastppl, like KenLM by default, needs the \
+                         sentence markers <s> and </s>"
+                    ),
+                ));
+            }
+        }
+        Ok(model)
+    }
+
+    /// Number of n-grams of each order in the header (unigrams with `<unk>`, `<s>`, `</s>`).
+    pub fn counts(&self) -> &[u64] {
+        &self.counts
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// The words in KenLM's id order, read from the end of the file.
+    pub fn words(&self) -> Result<Vec<String>> {
+        let (vocab, ids) = read_words(&self.bytes, self.words_at, self.counts[0], &self.path)?;
+        Ok(ids.iter().map(|&i| vocab.word(i).to_string()).collect())
+    }
+
+    /// Bytes of the file.
+    pub fn file_bytes(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// (log10 prob, log10 backoff, independent left) of word id `w` (`<unk>`'s for an id out
+    /// of range, which only a corrupt vocabulary gives).
+    #[inline]
+    fn unigram(&self, w: u32) -> (f32, f32, bool) {
+        let u = self.unigrams.as_slice();
+        let [p, b] = u.get(w as usize).unwrap_or(&u[0]);
+        let (prob, independent) = prob_and_independence(*p);
+        (prob, f32::from_bits(*b), independent)
+    }
+
+    /// KenLM's `FullScore` in log10: (prob, matched length); advances `state`.
+    #[inline]
+    fn full_score_log10(&self, state: &mut ProbingState, w: u32) -> (f32, usize) {
+        let order = self.counts.len();
+        let (mut prob, backoff, mut independent) = self.unigram(w);
+        let mut found = 1;
+        state.next[0] = backoff;
+        let mut length = usize::from(has_extension(backoff));
+        let mut node = u64::from(w);
+        for (i, &context_word) in state.words[..state.length].iter().enumerate() {
+            if independent {
+                break;
+            }
+            node = combine(node, context_word);
+            if i + 2 == order {
+                if let Some(e) = self.longest.find(node) {
+                    prob = f32::from_bits(e[2]);
+                    found = order;
+                }
+                break;
+            }
+            let Some(e) = self.middle[i].find(node) else {
+                break;
+            };
+            (prob, independent) = prob_and_independence(e[2]);
+            found = i + 2;
+            let b = f32::from_bits(e[3]);
+            state.next[i + 1] = b;
+            if has_extension(b) {
+                length = found;
+            }
+        }
+        for b in &state.backoff[found - 1..state.length] {
+            prob += b;
+        }
+        if length > 0 {
+            state.words.copy_within(0..length - 1, 1);
+            state.words[0] = w;
+        }
+        std::mem::swap(&mut state.backoff, &mut state.next);
+        state.length = length;
+        (prob, found)
+    }
+
+    /// KenLM's `GetState`: the state after `reversed` (most recent first, at most N-1 words).
+    fn state_from_reversed(&self, reversed: &[u32]) -> ProbingState {
+        let mut state = self.empty_state();
+        let Some((&first, rest)) = reversed.split_first() else {
+            return state;
+        };
+        let (_, backoff, _) = self.unigram(first);
+        state.backoff[0] = backoff;
+        state.length = usize::from(has_extension(backoff));
+        let mut node = u64::from(first);
+        for (i, &w) in rest.iter().enumerate() {
+            node = combine(node, w);
+            let Some(e) = self.middle[i].find(node) else {
+                break;
+            };
+            state.backoff[i + 1] = f32::from_bits(e[3]);
+            if has_extension(state.backoff[i + 1]) {
+                state.length = i + 2;
+            }
+        }
+        state.words[..state.length].copy_from_slice(&reversed[..state.length]);
+        state
+    }
+
+    fn empty_state(&self) -> ProbingState {
+        let keep = self.counts.len() - 1;
+        ProbingState {
+            words: vec![UNK; keep],
+            backoff: vec![0.0; keep],
+            length: 0,
+            next: vec![0.0; keep],
+        }
+    }
+
+    /// KenLM's `BaseFullScore` from a context (model ids, oldest first): (ln p, matched
+    /// length, the context kept after `w`, oldest first).
+    pub fn score_word(&self, context: &[u32], w: u32) -> (f64, usize, Vec<u32>) {
+        let mut state = Scorer::state_after(self, context);
+        let (logp, found) = self.score_full(&mut state, w);
+        (logp, found, state.context())
+    }
+}
+
+impl Scorer for ProbingModel {
+    type State = ProbingState;
+
+    fn order(&self) -> usize {
+        self.counts.len()
+    }
+    fn bos_eos(&self) -> bool {
+        true
+    }
+    fn vocab_size(&self) -> usize {
+        self.counts[0] as usize - 1
+    }
+    fn eos(&self) -> u32 {
+        self.eos
+    }
+    /// `ProbingVocabulary::Index`: the id stored under the word's hash, else `<unk>`'s.
+    fn id(&self, word: &str) -> u32 {
+        self.vocab
+            .find(murmur_hash64a(word.as_bytes(), 0))
+            .map(|e| e[2])
+            .filter(|&id| u64::from(id) < self.counts[0])
+            .unwrap_or(UNK)
+    }
+    fn contains(&self, word: &str) -> bool {
+        self.id(word) != UNK
+    }
+    fn sentence_start(&self) -> ProbingState {
+        let mut state = self.empty_state();
+        self.restart(&mut state);
+        state
+    }
+    fn null_context(&self) -> ProbingState {
+        self.empty_state()
+    }
+    /// KenLM's `BeginSentenceState`: `<s>` kept whatever its backoff.
+    fn restart(&self, state: &mut ProbingState) {
+        state.words[0] = self.bos;
+        state.backoff[0] = self.unigram(self.bos).1;
+        state.length = 1;
+    }
+    fn state_after(&self, ids: &[u32]) -> ProbingState {
+        let keep = ids.len().min(self.counts.len() - 1);
+        let reversed: Vec<u32> = ids[ids.len() - keep..].iter().rev().copied().collect();
+        self.state_from_reversed(&reversed)
+    }
+    #[inline]
+    fn score_full(&self, state: &mut ProbingState, w: u32) -> (f64, usize) {
+        let (log10, found) = self.full_score_log10(state, w);
+        (crate::formats::ln_from_log10(log10), found)
+    }
+    #[inline]
+    fn prefetch(&self, state: &ProbingState, w: u32) {
+        match (state.length, self.middle.first()) {
+            (0, _) => {}
+            (_, Some(bigrams)) => bigrams.prefetch(combine(u64::from(w), state.words[0])),
+            (_, None) => self.longest.prefetch(combine(u64::from(w), state.words[0])),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bucket_counts_are_kenlms() {
+        assert_eq!(buckets(10, 1.5), 15);
+        assert_eq!(buckets(3, 1.0), 4);
+        assert_eq!(buckets(0, 1.5), 1);
+    }
+
+    #[test]
+    fn values_carry_independence_in_the_sign_bit() {
+        assert_eq!(prob_and_independence((-0.5f32).to_bits()), (-0.5, true));
+        assert_eq!(prob_and_independence(0.5f32.to_bits()), (-0.5, false));
+        assert!(!has_extension(-0.0) && has_extension(0.0) && has_extension(-0.1));
+    }
+
+    #[test]
+    fn a_full_table_is_probed_once_around() {
+        let mut words = vec![0u32; 3 * 4];
+        for (k, e) in words.chunks_mut(3).enumerate() {
+            e[0] = 10 + k as u32; // every bucket taken, key 5 absent
+            e[2] = k as u32;
+        }
+        let bytes: Vec<u8> = bytemuck::cast_slice(&words).to_vec();
+        let map = Arc::new(FileBytes::read(&bytes[..], bytes.len()).unwrap());
+        let table = Table::<3> {
+            entries: MappedSlice::new(map, 0, bytes.len()).unwrap(),
+        };
+        assert_eq!(table.find(5), None);
+        assert_eq!(table.find(12).map(|e| e[2]), Some(2));
+    }
+}
