@@ -119,13 +119,24 @@ pub fn open_kenlm_binary(path: &Path, job: &Job) -> Result<KenlmBinary> {
         return Err(format_err(&p, "is a directory, not a KenLM binary file"));
     }
     let file = std::fs::File::open(path).map_err(Error::io(path))?;
-    let bytes = std::sync::Arc::new(FileBytes::map(&file, false).map_err(Error::io(path))?);
-    let header = parse_header(&bytes, &p)?;
+    let bytes = FileBytes::map(&file, false).map_err(Error::io(path))?;
+    open_kenlm_bytes(std::sync::Arc::new(bytes), &p, job)
+}
+
+/// [`open_kenlm_binary`] on a file's bytes; `path` names it in errors.
+pub fn open_kenlm_bytes(
+    bytes: std::sync::Arc<FileBytes>,
+    path: &str,
+    job: &Job,
+) -> Result<KenlmBinary> {
+    let header = parse_header(&bytes, path)?;
     match header.search {
         SearchKind::Probing { .. } => Ok(KenlmBinary::Probing(ProbingModel::from_bytes(
-            bytes, header, p,
+            bytes,
+            header,
+            path.to_string(),
         )?)),
-        SearchKind::Trie { .. } => Ok(KenlmBinary::Converted(read_kenlm_bytes(&bytes, &p, job)?)),
+        SearchKind::Trie { .. } => Ok(KenlmBinary::Converted(read_kenlm_bytes(&bytes, path, job)?)),
     }
 }
 

@@ -25,8 +25,8 @@
 //! Scores follow KenLM's `FullScore` step for step (the same float32 sums), so they equal
 //! `query`'s and the `kenlm` module's on the same file, and the states kept are KenLM's.
 //!
-//! Nothing is read at load but the header, the sizes (checked against the file's length) and
-//! the first word; every lookup is bounds-checked and probes at most a table's length, so a
+//! Nothing is read at load but the header, the sizes (checked against the file's length), the
+//! first word and the last byte (the words are read only when asked for, as KenLM does); every lookup is bounds-checked and probes at most a table's length, so a
 //! corrupt file gives wrong numbers or an error, never a panic or a hang.
 
 use std::path::Path;
@@ -191,30 +191,33 @@ impl ProbingModel {
                 ),
             )
         };
-        // (section sizes in u64: a hostile header cannot overflow them with counts < 2^32)
+        // (saturating: a hostile multiplier makes a table too large for any file, not a wrap)
         let mut at = header.data_start as u64;
         let mut section = |what: &str, bytes_needed: u64| -> Result<(usize, usize)> {
             let start = at;
-            at += bytes_needed;
+            at = at.saturating_add(bytes_needed);
             if at > bytes.len() as u64 {
                 return Err(truncated(what, at));
             }
             Ok((start as usize, bytes_needed as usize))
         };
         let (vocab_header, _) = section("vocabulary header", 8)?;
-        let vocab_table = section("vocabulary", 12 * buckets(counts[0], multiplier))?;
+        let vocab_table = section(
+            "vocabulary",
+            buckets(counts[0], multiplier).saturating_mul(12),
+        )?;
         let unigram_table = section("unigrams", 8 * (counts[0] + 1))?;
         let middle_tables = (1..order - 1)
             .map(|m| {
                 section(
                     &format!("{}-grams", m + 1),
-                    16 * buckets(counts[m], multiplier),
+                    buckets(counts[m], multiplier).saturating_mul(16),
                 )
             })
             .collect::<Result<Vec<_>>>()?;
         let longest_table = section(
             &format!("{order}-grams"),
-            12 * buckets(counts[order - 1], multiplier),
+            buckets(counts[order - 1], multiplier).saturating_mul(12),
         )?;
         let words_at = at as usize;
         let version = super::read_u32(&bytes, vocab_header).unwrap_or(u32::MAX);
@@ -233,6 +236,12 @@ impl ProbingModel {
                      unigrams (corrupt file?)",
                     counts[0]
                 ),
+            ));
+        }
+        if bytes.last() != Some(&0) {
+            return Err(format_err(
+                &path,
+                "truncated KenLM binary file: its last word has no terminating NUL",
             ));
         }
         if !bytes[words_at..].starts_with(b"<unk>\0") {
@@ -464,6 +473,47 @@ impl Scorer for ProbingModel {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `build_binary -s probing` of the ARPA file in `model::context`'s tests (the fuzz seed).
+    const TINY: &[u8] = include_bytes!("../../fuzz/seeds/kenlm_reader/tiny.probing.bin");
+
+    fn tiny() -> ProbingModel {
+        let bytes = Arc::new(FileBytes::read(TINY, TINY.len()).unwrap());
+        let header = parse_header(&bytes, "tiny").unwrap();
+        ProbingModel::from_bytes(bytes, header, "tiny".to_string()).unwrap()
+    }
+
+    /// `echo "a b c" | query tiny.probing.bin`: `a=3 2 -0.2 b=4 2 -0.3 c=5 3 -0.1 </s>=2 1 -0.7`.
+    #[test]
+    fn scores_are_querys() {
+        let model = tiny();
+        let ids: Vec<u32> = ["a", "b", "c"].iter().map(|w| model.id(w)).collect();
+        assert_eq!(ids, vec![3, 4, 5]);
+        let got = model.score_sentence_full(&ids, true, true);
+        let want = [(-0.2, 2), (-0.3, 2), (-0.1, 3), (-0.7, 1)];
+        for ((lp, n), (log10, m)) in got.into_iter().zip(want) {
+            assert_eq!(n, m);
+            assert!((lp - f64::from(log10 as f32) * std::f64::consts::LN_10).abs() < 1e-9);
+        }
+        assert_eq!(model.id("zzz"), UNK);
+        assert_eq!(model.words().unwrap()[3..], ["a", "b", "c"]);
+    }
+
+    /// "a b" keeps both words (its backoff is -0.1); after "c" nothing is kept (KenLM's state).
+    #[test]
+    fn states_keep_what_extends() {
+        let model = tiny();
+        let [a, b, c] = ["a", "b", "c"].map(|w| model.id(w));
+        assert_eq!(model.state_after(&[a, b]).context(), vec![a, b]);
+        let (lp, n, after) = model.score_word(&[a, b], c);
+        assert_eq!((n, after), (3, vec![]));
+        assert!((lp - f64::from(-0.1f32) * std::f64::consts::LN_10).abs() < 1e-9);
+        // "a b </s>" is not stored: "b </s>" (-0.5) plus the backoff of "a b" (-0.1)
+        let (lp, n, _) = model.score_word(&[a, b], model.eos);
+        assert_eq!(n, 2);
+        let want = f64::from(-0.5f32 + -0.1f32) * std::f64::consts::LN_10;
+        assert!((lp - want).abs() < 1e-6);
+    }
 
     #[test]
     fn bucket_counts_are_kenlms() {

@@ -1,19 +1,41 @@
 //! The KenLM binary reader on arbitrary bytes: a model or a `BinaryFormat` error, never a panic,
-//! an abort or a hang; a model it accepts scores and writes ARPA.
+//! an abort or a hang; a trie it accepts scores and writes ARPA, a probing file it accepts
+//! scores in place.
 #![no_main]
 
+use std::sync::Arc;
+
 use fastppl::formats::arpa::write_arpa_to;
-use fastppl::formats::kenlm::read_kenlm_bytes;
+use fastppl::formats::kenlm::{open_kenlm_bytes, KenlmBinary};
+use fastppl::model::scorer::Scorer;
 use fastppl::util::job::Job;
+use fastppl::util::mapped::FileBytes;
 use libfuzzer_sys::fuzz_target;
 
+/// Scores every id from a sentence start, and `</s>`.
+fn score_every_word<M: Scorer>(model: &M, words: u32) {
+    let mut state = model.sentence_start();
+    for w in 0..words {
+        model.prefetch(&state, w);
+        model.score(&mut state, w);
+    }
+    model.score(&mut state, model.eos());
+}
+
 fuzz_target!(|data: &[u8]| {
-    if let Ok(model) = read_kenlm_bytes(data, "fuzz.bin", &Job::none()) {
-        let mut state = model.sentence_start();
-        for w in 0..model.vocab.len() as u32 {
-            model.score(&mut state, w);
+    let Ok(bytes) = FileBytes::read(data, data.len()) else {
+        return;
+    };
+    match open_kenlm_bytes(Arc::new(bytes), "fuzz.bin", &Job::none()) {
+        Ok(KenlmBinary::Converted(model)) => {
+            score_every_word(&model, model.vocab.len() as u32);
+            let mut text = Vec::new();
+            let _ = write_arpa_to(&model, &mut text);
         }
-        let mut text = Vec::new();
-        let _ = write_arpa_to(&model, &mut text);
+        Ok(KenlmBinary::Probing(model)) => {
+            score_every_word(&model, model.counts()[0] as u32);
+            let _ = model.words();
+        }
+        Err(_) => {}
     }
 });
