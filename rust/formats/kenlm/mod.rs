@@ -1,27 +1,30 @@
-//! KenLM's binary model files (`build_binary` output, format version 5), read into a fastppl
-//! [`Model`]: `lm/binary_format.{hh,cc}`, `lm/model.cc`, `lm/vocab.cc`, `lm/search_trie.cc`,
-//! `lm/trie.cc`, `lm/bhiksha.cc`, `lm/quantize.cc`, `util/bit_packing.hh`.
+//! KenLM's binary model files (`build_binary` output, format version 5): probing files scored in
+//! place ([`ProbingModel`], probing.rs), tries read into a fastppl [`Model`]:
+//! `lm/binary_format.{hh,cc}`, `lm/model.cc`, `lm/vocab.cc`, `lm/search_hashed.cc`,
+//! `lm/search_trie.cc`, `lm/trie.cc`, `lm/bhiksha.cc`, `lm/quantize.cc`, `util/bit_packing.hh`.
 //!
 //! ## File
 //! ```text
 //! header               magic, test values, parameters, counts (header.rs)
 //! vocabulary lookup    probing: a hash table of word hashes; trie: a sorted array of them
-//! search               probing: hash tables per order; trie: see trie.rs
+//! search               probing: hash tables per order (probing.rs); trie: see trie.rs
 //! words                NUL-terminated, in id order (words.rs)
 //! ```
 //! Numbers are in the writing machine's byte order; only little-endian files (x86-64, ARM64)
 //! are read, which the header's test values check.
 //!
 //! ## What is read
+//! - Probing files (`build_binary probing`, KenLM's default): mapped and scored in place, as
+//!   KenLM does ([`open_kenlm_binary`] gives a [`KenlmBinary::Probing`]); opening reads the
+//!   header and checks the sizes only. Their tables hold 64-bit hashes of word-id sequences,
+//!   not the words, so their n-grams cannot be listed ([`PROBING_HAS_NO_NGRAMS`]): no ARPA or
+//!   fastppl-format output from them. Rest-cost probing files (`build_binary rest`) are refused.
 //! - Tries of every kind: plain (`build_binary trie`), quantized (`-q`, `-b`: the values are the
 //!   bin centers KenLM's `query` uses), with array-compressed pointers (`-a`), and both. Every
 //!   n-gram is converted (trie.rs), so scoring, ARPA and fastppl-binary output work as for a
 //!   model read from ARPA (`smoothing == "arpa"`): scores are KenLM's `query` scores on that
 //!   file. As in the ARPA reader, log10 values are float32s made float64 natural logs, `-99` is
 //!   log10 0, `<s>` is never predicted.
-//! - Probing files (`build_binary probing`, KenLM's default) are recognized and refused: their
-//!   tables hold 64-bit hashes of word-id sequences, not the words, so their n-grams cannot be
-//!   listed, and fastppl has no scorer working on KenLM's tables in place yet.
 //!
 //! Everything is bounds-checked: the sizes of all parts are computed from the header and
 //! checked against the file's length before use, and every read is checked again, so a
