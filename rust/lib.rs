@@ -14,7 +14,7 @@
 //! | [`corpus`]   | tokens interned as ids, sentence modes, tokenizers, vocab, padded stream |
 //! | [`ngram`]    | keys (packing, `EMPTY`, `find_chain`, `MAX_ORDER`), counts, probing tables |
 //! | [`model`]    | the model in backoff form, its scoring state, the `Scorer` trait, corpus scoring |
-//! | [`formats`]  | ARPA (reader, [`formats::arpa::ArpaWriter`]), the binary format, KenLM's binaries (probing scored in place, tries read) |
+//! | [`formats`]  | ARPA (reader, [`formats::arpa::ArpaWriter`]), the binary format, KenLM's binaries (scored in place; tries also converted) |
 //! | [`estimate`] | [`estimate::Smoothing`] (the estimator list), pruning, fit, budgeted |
 //! | `py`         | the only PyO3 code (feature `python`, on by default)                   |
 //!
@@ -51,8 +51,9 @@
 //!   models reproduce KenLM's ARPA files.
 //! - **One scoring code for every model.** Scoring ([`model::score`], the `py` bindings) is
 //!   generic over [`model::scorer::Scorer`] (word ids, a state, one word scored at a time),
-//!   monomorphized for each model type: fastppl's [`model::Model`] and KenLM's probing files
-//!   used in place ([`formats::kenlm::ProbingModel`]), whose hash tables cannot be converted.
+//!   monomorphized for each model type: fastppl's [`model::Model`] and KenLM's binary files
+//!   used in place ([`formats::kenlm::KenlmModel`], probing or trie), which opens in
+//!   milliseconds where converting a large trie took minutes.
 //! - **Saved models are mapped, not parsed.** [`formats::binary`] writes a model's probing tables
 //!   byte for byte; loading maps the file and uses the tables in place (validated first,
 //!   checksummed), so it costs little more than rebuilding the vocabulary.

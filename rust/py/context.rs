@@ -7,17 +7,28 @@ use pyo3::prelude::*;
 use super::errors::to_pyerr;
 use super::model::{Inner, PyModel};
 use crate::corpus::vocab::UNK;
-use crate::error::Error;
-use crate::formats::kenlm::ProbingModel;
+use crate::formats::kenlm::{KenlmModel, ProbingModel, Search, TrieModel};
 use crate::model::context::Extensions;
 use crate::model::scorer::Scorer;
 use crate::model::Model;
 
 /// What scores a word after a context: a fastppl model with the marks of which of its n-grams
-/// extend, or a KenLM probing file, whose values carry those marks.
+/// extend, or a KenLM file, whose values carry those marks.
 enum Contexts {
     Built(Arc<Model>, Extensions),
     KenlmProbing(Arc<ProbingModel>),
+    KenlmTrie(Arc<TrieModel>),
+}
+
+/// [`PyContextScorer::score_word`] on a KenLM file.
+fn kenlm_score_word<S: Search>(
+    model: &KenlmModel<S>,
+    context: &[u32],
+    word: &str,
+) -> PyResult<(f64, usize, bool, Vec<u32>)> {
+    let w = model.id(word);
+    let (logp, found, after) = model.score_word(context, w).map_err(to_pyerr)?;
+    Ok((logp, found, w == UNK, after))
 }
 
 /// A model ready to score words after contexts (built once, GIL released).
@@ -37,6 +48,7 @@ impl PyContextScorer {
                 Contexts::Built(model, extensions)
             }
             Inner::KenlmProbing(m) => Contexts::KenlmProbing(Arc::clone(m)),
+            Inner::KenlmTrie(m) => Contexts::KenlmTrie(Arc::clone(m)),
         };
         Self { contexts }
     }
@@ -47,6 +59,7 @@ impl PyContextScorer {
             Contexts::Built(m, _) if m.order > 1 => vec![crate::corpus::vocab::BOS],
             Contexts::Built(..) => Vec::new(),
             Contexts::KenlmProbing(m) => m.sentence_start().context(),
+            Contexts::KenlmTrie(m) => m.sentence_start().context(),
         }
     }
 
@@ -61,18 +74,8 @@ impl PyContextScorer {
                     .map_err(to_pyerr)?;
                 Ok((s.logp, s.ngram_length, w == UNK, s.context))
             }
-            Contexts::KenlmProbing(model) => {
-                let size = model.counts()[0];
-                if let Some(&bad) = context.iter().find(|&&id| u64::from(id) >= size) {
-                    return Err(to_pyerr(Error::invalid(format!(
-                        "word id {bad} is not in this model's vocabulary of {size} words: the \
-                         state was written by another model"
-                    ))));
-                }
-                let w = model.id(word);
-                let (logp, found, after) = model.score_word(&context, w);
-                Ok((logp, found, w == UNK, after))
-            }
+            Contexts::KenlmProbing(model) => kenlm_score_word(model, &context, word),
+            Contexts::KenlmTrie(model) => kenlm_score_word(model, &context, word),
         }
     }
 }

@@ -13,16 +13,21 @@ use crate::corpus::padded_stream::PaddedStream;
 use crate::corpus::vocab::UNK;
 use crate::error::Error;
 use crate::estimate::{fit, DefaultValue, Parameters, Pruning, Smoothing, ESTIMATORS};
-use crate::formats::kenlm::{open_kenlm_binary, KenlmBinary, ProbingModel, PROBING_HAS_NO_NGRAMS};
+use crate::formats::kenlm::{
+    open_kenlm_binary, read_kenlm_bytes, KenlmBinary, ProbingModel, TrieModel,
+    PROBING_HAS_NO_NGRAMS,
+};
 use crate::model::score::{score_corpus, OovPolicy};
 use crate::model::scorer::Scorer;
 use crate::model::Model;
+use crate::util::job::Job;
 
-/// The model behind an `NGramModel`: fastppl's own (fitted, read or loaded), or a KenLM probing
+/// The model behind an `NGramModel`: fastppl's own (fitted, read or loaded), or a KenLM binary
 /// file scored in place.
 pub enum Inner {
     Built(Arc<Model>),
     KenlmProbing(Arc<ProbingModel>),
+    KenlmTrie(Arc<TrieModel>),
 }
 
 /// Evaluates `$body` with `$m` bound to the model behind `$inner` as its own type (a
@@ -32,6 +37,7 @@ macro_rules! with_scorer {
         match $inner {
             Inner::Built($m) => $body,
             Inner::KenlmProbing($m) => $body,
+            Inner::KenlmTrie($m) => $body,
         }
     };
 }
@@ -144,14 +150,16 @@ impl PyModel {
         }
     }
 
-    /// The fastppl model, for operations that need the n-grams' words; `what` says which.
-    fn ngrams(&self, what: &str) -> PyResult<&Model> {
+    /// The fastppl model, for operations that need the n-grams' words (`what` says which): a
+    /// KenLM trie is converted (every n-gram read, reported to `job`), a probing file cannot be.
+    fn ngrams(&self, what: &str, job: &Job) -> crate::error::Result<Arc<Model>> {
         match &self.inner {
-            Inner::Built(m) => Ok(m),
-            Inner::KenlmProbing(m) => Err(to_pyerr(Error::BinaryFormat {
+            Inner::Built(m) => Ok(Arc::clone(m)),
+            Inner::KenlmTrie(m) => Ok(Arc::new(read_kenlm_bytes(m.bytes(), m.path(), job)?)),
+            Inner::KenlmProbing(m) => Err(Error::BinaryFormat {
                 path: m.path().to_string(),
                 message: format!("cannot {what}: {PROBING_HAS_NO_NGRAMS}"),
-            })),
+            }),
         }
     }
 }
@@ -197,8 +205,8 @@ impl PyModel {
         Ok(PyModel::built(model))
     }
 
-    /// Opens a KenLM binary file: a probing file is scored in place (mapped), a trie is
-    /// converted (see `formats/kenlm`); releases the GIL.
+    /// Opens a KenLM binary file (probing or trie) for scoring in place, mapped (see
+    /// `formats/kenlm`); releases the GIL.
     #[staticmethod]
     #[pyo3(signature = (path, progress=None))]
     fn from_kenlm_binary(
@@ -207,12 +215,11 @@ impl PyModel {
         progress: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let binary = job::run(py, progress.as_ref(), |job| open_kenlm_binary(&path, job))?;
-        Ok(match binary {
-            KenlmBinary::Probing(m) => PyModel {
-                inner: Inner::KenlmProbing(Arc::new(m)),
-            },
-            KenlmBinary::Converted(m) => PyModel::built(m),
-        })
+        let inner = match binary {
+            KenlmBinary::Probing(m) => Inner::KenlmProbing(Arc::new(m)),
+            KenlmBinary::Trie(m) => Inner::KenlmTrie(Arc::new(m)),
+        };
+        Ok(PyModel { inner })
     }
 
     /// Writes the model as an ARPA file, compressed by extension; releases the GIL.
@@ -223,9 +230,9 @@ impl PyModel {
         path: std::path::PathBuf,
         progress: Option<Bound<'_, PyAny>>,
     ) -> PyResult<()> {
-        let model = self.ngrams("write an ARPA file")?;
         job::run(py, progress.as_ref(), |job| {
-            crate::formats::arpa::write_arpa(model, &path, job)
+            let model = self.ngrams("write an ARPA file", job)?;
+            crate::formats::arpa::write_arpa(&model, &path, job)
         })
     }
 
@@ -237,9 +244,9 @@ impl PyModel {
         path: std::path::PathBuf,
         progress: Option<Bound<'_, PyAny>>,
     ) -> PyResult<()> {
-        let model = self.ngrams("save in fastppl's format")?;
         job::run(py, progress.as_ref(), |job| {
-            crate::formats::binary::save(model, &path, job)
+            let model = self.ngrams("save in fastppl's format", job)?;
+            crate::formats::binary::save(&model, &path, job)
         })
     }
 
@@ -280,7 +287,7 @@ impl PyModel {
     fn smoothing(&self) -> &str {
         match &self.inner {
             Inner::Built(m) => &m.smoothing,
-            Inner::KenlmProbing(_) => "arpa",
+            Inner::KenlmProbing(_) | Inner::KenlmTrie(_) => "arpa",
         }
     }
 
@@ -288,7 +295,7 @@ impl PyModel {
     fn normalized(&self) -> bool {
         match &self.inner {
             Inner::Built(m) => m.normalized,
-            Inner::KenlmProbing(_) => true,
+            Inner::KenlmProbing(_) | Inner::KenlmTrie(_) => true,
         }
     }
 
@@ -297,27 +304,32 @@ impl PyModel {
     fn discounts(&self) -> Vec<(f64, f64, f64)> {
         match &self.inner {
             Inner::Built(m) => m.discounts.iter().map(|d| (d[0], d[1], d[2])).collect(),
-            Inner::KenlmProbing(_) => Vec::new(),
+            Inner::KenlmProbing(_) | Inner::KenlmTrie(_) => Vec::new(),
         }
     }
 
     /// Number of stored n-grams per order (order 1: the predictable vocabulary).
     #[getter]
     fn ngram_counts(&self) -> Vec<usize> {
+        let kenlm = |counts: &[u64]| {
+            std::iter::once(counts[0] as usize - 1)
+                .chain(counts[1..].iter().map(|&c| c as usize))
+                .collect()
+        };
         match &self.inner {
             Inner::Built(m) => m.ngram_counts(),
-            Inner::KenlmProbing(m) => std::iter::once(Scorer::vocab_size(&**m))
-                .chain(m.counts()[1..].iter().map(|&c| c as usize))
-                .collect(),
+            Inner::KenlmProbing(m) => kenlm(m.counts()),
+            Inner::KenlmTrie(m) => kenlm(m.counts()),
         }
     }
 
     /// The vocabulary in id order (`<unk>`, `<s>`, `</s>` first for fastppl's models; KenLM's
-    /// id order, `<unk>` first, for a probing file, whose words are read from its end).
+    /// id order, `<unk>` first, for a KenLM file, whose words are read from its end).
     fn vocab(&self) -> PyResult<Vec<String>> {
         match &self.inner {
             Inner::Built(m) => Ok(m.vocab.words().map(str::to_string).collect()),
             Inner::KenlmProbing(m) => m.words().map_err(to_pyerr),
+            Inner::KenlmTrie(m) => m.words().map_err(to_pyerr),
         }
     }
 
@@ -377,11 +389,20 @@ impl PyModel {
         )
     }
 
-    /// Raw training count of an n-gram (0 if unseen).
+    /// Raw training count of an n-gram (0 if unseen, and for KenLM tries, which hold no
+    /// counts); a probing file, whose n-grams cannot be listed, is refused.
     fn count(&self, ngram: Vec<String>) -> PyResult<u64> {
-        let model = self.ngrams("count n-grams")?;
-        let ids: Option<Vec<u32>> = ngram.iter().map(|w| model.vocab.get(w)).collect();
-        Ok(ids.map_or(0, |ids| model.count(&ids)))
+        match &self.inner {
+            Inner::Built(model) => {
+                let ids: Option<Vec<u32>> = ngram.iter().map(|w| model.vocab.get(w)).collect();
+                Ok(ids.map_or(0, |ids| model.count(&ids)))
+            }
+            Inner::KenlmTrie(_) => Ok(0),
+            Inner::KenlmProbing(_) => self
+                .ngrams("count n-grams", &Job::none())
+                .map(|_| 0)
+                .map_err(to_pyerr),
+        }
     }
 
     /// Scores a corpus: per-sentence arrays `logprob`, `oov_logprob` (natural logs), `tokens`,

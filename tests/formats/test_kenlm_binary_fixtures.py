@@ -1,10 +1,11 @@
 """KenLM's binary files of a small model, committed in ``tests/data``, against ``query``'s word by
 word output on them (runs on a fresh clone).
 
-The probing file is scored in place on the mapped file (its tables hold hashes, not words); the
-tries are converted. ``query -v word`` gives each token's log10 probability (float32, printed
-with its shortest digits) and the length of the n-gram matched, which fastppl must give exactly
-(to 1e-6 in log10); the ``kenlm`` module, where installed, reads the same files independently.
+Every kind is scored in place on the mapped file; a trie is converted when its n-grams are asked
+for (``to_arpa``, ``save``), a probing file cannot be (its tables hold hashes, not words).
+``query -v word`` gives each token's log10 probability (float32, printed with its shortest
+digits) and the length of the n-gram matched, which fastppl must give exactly (to 1e-6 in
+log10); the ``kenlm`` module, where installed, reads the same files independently.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from conftest import KENLM_BINARY_KINDS
 from fastppl import Corpus, NGramModel
 from fastppl.cli import main
 from fastppl.errors import FastpplError, ModelFormatError
+from helpers.arpa_text import read_arpa
 
 LN10 = math.log(10.0)
 
@@ -157,6 +159,21 @@ def test_probing_is_scored_in_place(kenlm_binary_fixture, lmplz_o4_arpa_path) ->
     assert not binary.with_suffix(".arpa").exists()
 
 
+def test_a_trie_converts_when_its_ngrams_are_asked_for(
+    kenlm_binary_fixture, lmplz_o4_arpa_path, tmp_path: Path
+) -> None:
+    binary, _ = kenlm_binary_fixture("trie")
+    model = NGramModel.from_kenlm_binary(binary)
+    model.to_arpa(tmp_path / "back.arpa")
+    assert read_arpa(tmp_path / "back.arpa") == read_arpa(lmplz_o4_arpa_path)
+    model.save(tmp_path / "m.fppl")
+    saved = NGramModel.load(tmp_path / "m.fppl")
+    assert saved.ngram_counts == model.ngram_counts
+    assert model.count(["de"]) == 0  # KenLM files hold no training counts
+    words = ["não", "é", "de", "xyzzy"]
+    np.testing.assert_allclose(saved.logprobs(words), model.logprobs(words), atol=1e-6)
+
+
 def test_probing_files_through_from_file_and_the_cli(
     kenlm_binary_fixture, machado_test_head_path, capsys
 ) -> None:
@@ -207,13 +224,14 @@ def test_corrupt_probing_headers(probing_bytes: bytes, tmp_path: Path) -> None:
     _refused(big_endian, tmp_path, "byte order")
 
 
-def test_random_mutations_never_crash(probing_bytes: bytes, tmp_path: Path) -> None:
-    """Mutated files load and score (their numbers may be wrong) or raise a fastppl error;
-    never a crash, a hang or an error of another kind."""
+def test_random_mutations_never_crash(kind, kenlm_binary_fixture, tmp_path: Path) -> None:
+    """Mutated files load and score in place (their numbers may be wrong) or raise a fastppl
+    error; never a crash, a hang or an error of another kind."""
+    original = kenlm_binary_fixture(kind)[0].read_bytes()
     rng = random.Random(12)
     path = tmp_path / "mutated.bin"
     for _ in range(100):
-        data = bytearray(probing_bytes)
+        data = bytearray(original)
         for _ in range(rng.randint(1, 16)):
             data[rng.randrange(len(data))] = rng.randrange(256)
         path.write_bytes(bytes(data))
