@@ -111,3 +111,44 @@ impl Search for TrieSearch {
         self.trie.record(self.order, c).map(|(_, prob, _)| prob)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::corpus::vocab::UNK;
+    use crate::formats::kenlm::header::parse_header;
+    use crate::formats::kenlm::read_kenlm_bytes;
+    use crate::model::scorer::Scorer;
+    use crate::util::job::Job;
+
+    /// The trie fuzz seed (a trigram Kneser-Ney model of three English sentences, written by
+    /// `tests/helpers/kenlm_trie.py`).
+    const SMALL: &[u8] = include_bytes!("../../fuzz/seeds/kenlm_reader/small.trie.bin");
+
+    /// In place and converted, the trie gives the same scores and n-gram lengths for every pair
+    /// of words, `</s>` after each (the converted model sums in float64, hence 1e-6).
+    #[test]
+    fn in_place_scores_as_converted() {
+        let bytes = Arc::new(FileBytes::read(SMALL, SMALL.len()).unwrap());
+        let header = parse_header(&bytes, "small").unwrap();
+        let mapped = TrieModel::open(Arc::clone(&bytes), header, "small".to_string()).unwrap();
+        let converted = read_kenlm_bytes(&bytes, "small", &Job::none()).unwrap();
+        let words = mapped.words().unwrap();
+        assert_eq!(words[0], "<unk>");
+        for a in &words {
+            for b in &words {
+                if a == "<s>" || b == "<s>" {
+                    continue;
+                }
+                let ours = mapped.score_sentence_full(&[mapped.id(a), mapped.id(b)], true, true);
+                let ids = [converted.id(a), converted.id(b)];
+                let theirs = converted.score_sentence_full(&ids, true, true);
+                for (x, y) in ours.iter().zip(&theirs) {
+                    assert_eq!(x.1, y.1, "{a} {b}");
+                    assert!((x.0 - y.0).abs() < 1e-6, "{a} {b}: {x:?} {y:?}");
+                }
+            }
+        }
+        assert_eq!(mapped.id("no such word"), UNK);
+    }
+}
