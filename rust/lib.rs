@@ -13,8 +13,8 @@
 //! | [`metrics`]  | logits to log-probabilities (stands apart: uses nothing else here)     |
 //! | [`corpus`]   | tokens interned as ids, sentence modes, tokenizers, vocab, padded stream |
 //! | [`ngram`]    | keys (packing, `EMPTY`, `find_chain`, `MAX_ORDER`), counts, probing tables |
-//! | [`model`]    | the model in backoff form, its scoring state, corpus scoring           |
-//! | [`formats`]  | ARPA (reader, [`formats::arpa::ArpaWriter`]), the binary format, KenLM's binary tries (reader) |
+//! | [`model`]    | the model in backoff form, its scoring state, the `Scorer` trait, corpus scoring |
+//! | [`formats`]  | ARPA (reader, [`formats::arpa::ArpaWriter`]), the binary format, KenLM's binaries (scored in place; tries also converted) |
 //! | [`estimate`] | [`estimate::Smoothing`] (the estimator list), pruning, fit, budgeted |
 //! | `py`         | the only PyO3 code (feature `python`, on by default)                   |
 //!
@@ -49,6 +49,11 @@
 //! - **Exactness.** Probabilities are stored as `f64` natural logs and summed per sentence in
 //!   `f64`; modified Kneser-Ney discounts are computed in `f32` as lmplz does, so that fitted
 //!   models reproduce KenLM's ARPA files.
+//! - **One scoring code for every model.** Scoring ([`model::score`], the `py` bindings) is
+//!   generic over [`model::scorer::Scorer`] (word ids, a state, one word scored at a time),
+//!   monomorphized for each model type: fastppl's [`model::Model`] and KenLM's binary files
+//!   used in place ([`formats::kenlm::KenlmModel`], probing or trie), which opens in
+//!   milliseconds where converting a large trie took minutes.
 //! - **Saved models are mapped, not parsed.** [`formats::binary`] writes a model's probing tables
 //!   byte for byte; loading maps the file and uses the tables in place (validated first,
 //!   checksummed), so it costs little more than rebuilding the vocabulary.

@@ -139,6 +139,31 @@ def lmplz_o4_arpa_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return _decompressed("lmplz-machado-small-2500.o4.prune-0-1-2.arpa", tmp_path_factory)
 
 
+#: The KenLM binary fixtures of ``lmplz_o4_arpa_path`` in ``tests/data`` (``build_binary`` kinds).
+KENLM_BINARY_KINDS = ("probing", "trie", "trie-q8b8", "trie-a22")
+
+
+@pytest.fixture(scope="session")
+def kenlm_binary_fixture(tmp_path_factory: pytest.TempPathFactory):
+    """``kind -> (binary path, query output path)`` for the ``build_binary`` files of the pruned
+    4-gram in ``tests/data`` (probing, trie, trie ``-q 8 -b 8``, trie ``-a 22``; see its README):
+    ``query -v word -v sentence -v summary`` of ``machado_test_head_path`` on each (the ``-a 22``
+    trie's is the plain trie's, byte for byte). Decompressed on first use."""
+    stem = "lmplz-machado-small-2500.o4.prune-0-1-2"
+    found: dict[str, tuple[Path, Path]] = {}
+
+    def get(kind: str) -> tuple[Path, Path]:
+        if kind not in found:
+            query_kind = "trie" if kind == "trie-a22" else kind
+            found[kind] = (
+                _decompressed(f"{stem}.{kind}.bin", tmp_path_factory),
+                _decompressed(f"{stem}.{query_kind}.query.txt", tmp_path_factory),
+            )
+        return found[kind]
+
+    return get
+
+
 @pytest.fixture(scope="session")
 def machado_tutorial_tokens_path() -> Path:
     """The tutorial's own token stream (NLTK 3.2.5, one token per line, gzip; 629,885 tokens)."""

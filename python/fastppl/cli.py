@@ -159,8 +159,8 @@ def _read_corpus(path: str | None, args: argparse.Namespace, progress: ProgressC
 
 #: What `eval` and `score` read (NGramModel.from_file).
 MODEL_HELP = (
-    "ARPA model (plain or compressed), fastppl binary model or KenLM binary trie (recognized by "
-    "their bytes)"
+    "ARPA model (plain or compressed), fastppl binary model or KenLM binary file, probing or trie "
+    "(recognized by their bytes)"
 )
 
 

@@ -11,10 +11,9 @@ Differences from the ``kenlm`` module:
 
 - ``score`` sums in float64 where KenLM sums in float32: totals can differ by ~1e-5 on long
   sentences (each token's score agrees to 1e-6).
-- ARPA files, fastppl binary models and KenLM's binary tries (``build_binary trie``, also
-  quantized or with compressed pointers) are read; KenLM's probing binaries (``build_binary``'s
-  default) are refused with a :class:`fastppl.errors.ModelFormatError` (load the ARPA file, or
-  build a trie). Loading a trie reads every n-gram into memory, where ``kenlm`` maps the file.
+- ARPA files, fastppl binary models and KenLM's binary files are read; KenLM's binary files
+  (probing, ``build_binary``'s default, and tries, also quantized or with compressed pointers)
+  are mapped and scored in place, as ``kenlm`` does.
 - ``<s>`` and ``</s>`` inside a sentence given to ``score``/``full_scores`` raise
   :class:`fastppl.errors.InvalidArgumentError`; ``BaseScore`` takes them as words, as KenLM does.
 - ``BaseScore(state, "<s>", out)`` takes log10 p(``<s>``) = 0 (what lmplz writes) whatever the
@@ -125,7 +124,7 @@ class FullScoreReturn:
 
 class Model:
     """An n-gram model read from ``path`` (ARPA, plain or compressed, fastppl binary, or a KenLM
-    binary trie).
+    binary file, probing or trie, used in place).
 
     ``path`` is then the absolute path as bytes, as in the kenlm module.
 

@@ -266,17 +266,28 @@ class NGramModel:
     def from_kenlm_binary(
         cls, path: str | os.PathLike[str], *, progress: Progress = False
     ) -> NGramModel:
-        """Loads a binary file made by KenLM's ``build_binary`` (format version 5).
+        """Opens a binary file made by KenLM's ``build_binary`` (format version 5).
 
-        Supported: the trie in every variant KenLM writes: plain (``build_binary trie``),
-        quantized (``-q``/``-b``: the values are the bin centers KenLM's ``query`` uses, so scores
-        are those of ``query`` on the file, not of the ARPA it was built from), with
-        array-compressed pointers (``-a``), and both. Every n-gram is read into an ordinary model,
-        so everything works as for :meth:`from_arpa` (scoring to KenLM's ``query`` scores on the
-        same file, :meth:`to_arpa`, :meth:`save`). Not supported: probing files
-        (``build_binary probing``, KenLM's default), whose hash tables cannot be listed as
-        n-grams: they raise :class:`ModelFormatError` saying so (load the ARPA file instead, or
-        rebuild the binary as a trie); and files written on big-endian machines.
+        The file is **used in place**, as KenLM does: it is memory-mapped and only its header and
+        layout are read, so opening takes about as long as KenLM's own start-up whatever the
+        model's size, and scoring looks words and n-grams up in KenLM's own structures as
+        ``query`` does (the same float32 sums: each token's log10 probability, n-gram length and
+        state equal ``query``'s and the ``kenlm`` module's). Both structures ``build_binary``
+        writes are read: probing files (``build_binary probing``, KenLM's default, e.g. CCNet's
+        ``en.arpa.bin``) and tries in every variant (plain ``build_binary trie``; quantized
+        ``-q``/``-b``, whose values are the bin centers ``query`` uses, so scores are those of
+        ``query`` on the file, not of the ARPA it was built from; array-compressed pointers
+        ``-a``; and both).
+
+        Such a model scores (``evaluate``, ``logprobs``, ``full_scores``, ``perplexity``,
+        :mod:`fastppl.kenlm`, :mod:`fastppl.documents`) and lists its words (``vocab()``, read
+        from the end of the file, in KenLM's id order). What needs the n-grams themselves:
+        a trie is converted for it (:meth:`to_arpa`, :meth:`save` read every n-gram first, which
+        takes time and memory in proportion to the model); a probing file's tables hold hashes
+        of word sequences, not the words, so :meth:`to_arpa`, :meth:`save` and :meth:`count`
+        raise :class:`ModelFormatError` saying so (load the ARPA file it was built from, or
+        build a trie). Not supported: rest-cost probing files (``build_binary rest``) and files
+        written on big-endian machines.
 
         Args:
             path: the binary file.
@@ -289,11 +300,12 @@ class NGramModel:
         Raises:
             ModelFileNotFoundError: ``path`` does not exist (a ``FileNotFoundError``).
             ModelFormatError: the file is not a KenLM binary file, is of another format version,
-                byte order or search structure (probing), or is truncated or corrupt; the message
-                and ``.path`` name the file.
+                byte order or search structure (rest-cost probing), or is truncated or corrupt
+                (what only reading every n-gram or word can find is found when they are read);
+                the message and ``.path`` name the file.
             OSError: the file cannot be read.
 
-        Example (``NGramModel.from_kenlm_binary("lm.trie.bin").perplexity(...)`` on a real file;
+        Example (``NGramModel.from_kenlm_binary("en.arpa.bin").perplexity(...)`` on a real file;
         anything else is refused with a message saying what it is):
 
         >>> import os, tempfile
@@ -482,14 +494,17 @@ class NGramModel:
         return self._inner.ngram_counts
 
     def vocab(self) -> list[str]:
-        """The vocabulary, ``<unk>``, ``<s>``, ``</s>`` first."""
+        """The vocabulary, ``<unk>``, ``<s>``, ``</s>`` first (``<unk>`` first, then KenLM's id
+        order, for a KenLM binary file, whose words are read from the end of the file)."""
         return self._inner.vocab()
 
     def __contains__(self, word: object) -> bool:
         return isinstance(word, str) and self._inner.contains(word)
 
     def count(self, ngram: Sequence[str]) -> int:
-        """Training count of an n-gram (a sequence of tokens); 0 if unseen.
+        """Training count of an n-gram (a sequence of tokens); 0 if unseen (and for models read
+        from ARPA or KenLM files, which hold no counts). A KenLM probing file, whose n-grams
+        cannot be listed, raises :class:`ModelFormatError`.
 
         >>> m = NGramModel.fit(Corpus.from_sentences([["a", "b"]]), order=2, smoothing="mle")
         >>> m.count(("<s>", "a")), m.count(["a", "b"]), m.count(["b", "a"])

@@ -15,6 +15,7 @@
 mod build;
 pub mod context;
 pub mod score;
+pub mod scorer;
 
 use crate::corpus::vocab::{Vocab, BOS, EOS};
 use crate::ngram::keys::find_chain;
@@ -225,37 +226,6 @@ impl Model {
             }
             self.higher[j - 2].table.prefetch(pack(c, w));
         }
-    }
-
-    /// ln p of each predicted token of one sentence of model ids (`</s>` included when
-    /// `bos_eos`), passed to `emit` with the token's position in the sentence.
-    pub fn score_sentence(&self, ids: &[u32], mut emit: impl FnMut(usize, f64)) {
-        let mut state = self.sentence_start();
-        for (i, &w) in ids.iter().enumerate() {
-            emit(i, self.score(&mut state, w));
-        }
-        if self.bos_eos {
-            emit(ids.len(), self.score(&mut state, EOS));
-        }
-    }
-
-    /// (ln p, matched n-gram length) of each predicted token of one sentence of model ids, like
-    /// [`Model::score_sentence`]; `bos = false` starts from an empty context and `eos = false`
-    /// leaves `</s>` out (KenLM's `bos`/`eos` flags; both only apply to models with markers).
-    pub fn score_sentence_full(&self, ids: &[u32], bos: bool, eos: bool) -> Vec<(f64, usize)> {
-        let mut state = self.sentence_start();
-        if !bos {
-            state.ctx.fill(NONE);
-            state.len = 0;
-        }
-        let mut out: Vec<(f64, usize)> = ids
-            .iter()
-            .map(|&w| self.score_full(&mut state, w))
-            .collect();
-        if self.bos_eos && eos {
-            out.push(self.score_full(&mut state, EOS));
-        }
-        out
     }
 
     /// The id of `word` in the model, or `<unk>`'s.

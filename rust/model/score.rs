@@ -2,10 +2,10 @@
 
 use rayon::prelude::*;
 
-use crate::corpus::vocab::{EOS, UNK};
+use crate::corpus::vocab::UNK;
 use crate::corpus::Corpus;
 use crate::error::{Error, Result};
-use crate::model::{Model, State};
+use crate::model::scorer::Scorer;
 use crate::util::job::Job;
 
 /// What to do with tokens outside the model's vocabulary.
@@ -49,15 +49,15 @@ pub struct CorpusScores {
 }
 
 /// Scores every sentence of `corpus`, reporting sentences done to `job` (which can cancel it).
-pub fn score_corpus(
-    model: &Model,
+pub fn score_corpus<M: Scorer>(
+    model: &M,
     corpus: &Corpus,
     oov: OovPolicy,
     want_tokens: bool,
     job: &Job,
 ) -> Result<CorpusScores> {
     job.stage("scoring", corpus.num_sentences() as u64)?;
-    let translate = model.vocab.translation_from(corpus.vocab());
+    let translate = model.translation_from(corpus.vocab());
     let is_oov = |corpus_id: u32| translate[corpus_id as usize] == UNK;
     if oov == OovPolicy::Error {
         for s in 0..corpus.num_sentences() {
@@ -70,7 +70,7 @@ pub fn score_corpus(
             }
         }
     }
-    let per_sentence = usize::from(model.bos_eos);
+    let per_sentence = usize::from(model.bos_eos());
     let n = corpus.num_sentences();
     let mut token_out = want_tokens.then(|| vec![0.0f64; corpus.num_tokens() + per_sentence * n]);
     let mut slices: Vec<Option<&mut [f64]>> = Vec::with_capacity(n);
@@ -130,8 +130,8 @@ const LANES: usize = 8;
 type Row = (f64, f64, u32, u32);
 
 /// What every chunk reads.
-struct Tables<'a> {
-    model: &'a Model,
+struct Tables<'a, M: Scorer> {
+    model: &'a M,
     corpus: &'a Corpus,
     translate: &'a [u32],
     per_sentence: usize,
@@ -139,7 +139,7 @@ struct Tables<'a> {
 }
 
 /// A sentence being scored.
-struct SentenceCursor<'a> {
+struct SentenceCursor<'a, M: Scorer> {
     /// index in the chunk
     k: usize,
     /// the corpus ids of the sentence
@@ -147,12 +147,12 @@ struct SentenceCursor<'a> {
     /// the model ids of the sentence
     ids: Vec<u32>,
     pos: usize,
-    state: State,
+    state: M::State,
     row: Row,
     out: Option<&'a mut [f64]>,
 }
 
-impl<'a> Tables<'a> {
+impl<'a, M: Scorer> Tables<'a, M> {
     fn is_oov(&self, corpus_id: u32) -> bool {
         self.translate[corpus_id as usize] == UNK
     }
@@ -162,7 +162,7 @@ impl<'a> Tables<'a> {
         let n = outs.len();
         let mut rows = vec![(0.0, 0.0, 0, 0); n];
         let mut next = 0;
-        let mut lanes: Vec<SentenceCursor> = Vec::with_capacity(LANES);
+        let mut lanes: Vec<SentenceCursor<M>> = Vec::with_capacity(LANES);
         while next < n && lanes.len() < LANES {
             let mut lane = SentenceCursor {
                 k: 0,
@@ -207,7 +207,7 @@ impl<'a> Tables<'a> {
     /// Loads sentence `k` of the chunk into `lane`.
     fn start(
         &self,
-        lane: &mut SentenceCursor<'a>,
+        lane: &mut SentenceCursor<'a, M>,
         k: usize,
         first: usize,
         outs: &mut [Option<&'a mut [f64]>],
@@ -228,12 +228,13 @@ impl<'a> Tables<'a> {
 
     /// Scores the next token of `lane`; false when the sentence is done.
     #[inline]
-    fn step(&self, lane: &mut SentenceCursor<'a>) -> bool {
+    fn step(&self, lane: &mut SentenceCursor<'a, M>) -> bool {
         let total = lane.ids.len() + self.per_sentence;
         if lane.pos == total {
             return false;
         }
-        let token = |pos: usize| lane.ids.get(pos).copied().unwrap_or(EOS);
+        let eos = self.model.eos();
+        let token = |pos: usize| lane.ids.get(pos).copied().unwrap_or(eos);
         let x = self.model.score(&mut lane.state, token(lane.pos));
         if let Some(o) = lane.out.as_deref_mut() {
             o[lane.pos] = x;

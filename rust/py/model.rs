@@ -11,9 +11,36 @@ use super::errors::to_pyerr;
 use super::job;
 use crate::corpus::padded_stream::PaddedStream;
 use crate::corpus::vocab::UNK;
+use crate::error::Error;
 use crate::estimate::{fit, DefaultValue, Parameters, Pruning, Smoothing, ESTIMATORS};
+use crate::formats::kenlm::{
+    open_kenlm_binary, read_kenlm_bytes, KenlmBinary, ProbingModel, TrieModel,
+    PROBING_HAS_NO_NGRAMS,
+};
 use crate::model::score::{score_corpus, OovPolicy};
+use crate::model::scorer::Scorer;
 use crate::model::Model;
+use crate::util::job::Job;
+
+/// The model behind an `NGramModel`: fastppl's own (fitted, read or loaded), or a KenLM binary
+/// file scored in place.
+pub enum Inner {
+    Built(Arc<Model>),
+    KenlmProbing(Arc<ProbingModel>),
+    KenlmTrie(Arc<TrieModel>),
+}
+
+/// Evaluates `$body` with `$m` bound to the model behind `$inner` as its own type (a
+/// [`Scorer`]), so that generic scoring code is monomorphized for each.
+macro_rules! with_scorer {
+    ($inner:expr, $m:ident => $body:expr) => {
+        match $inner {
+            Inner::Built($m) => $body,
+            Inner::KenlmProbing($m) => $body,
+            Inner::KenlmTrie($m) => $body,
+        }
+    };
+}
 
 /// [`Smoothing::parse`] with the parameters as Python passes them.
 fn parse_smoothing(
@@ -113,7 +140,28 @@ pub fn train_arpa(
 /// A fitted n-gram model (see `fastppl.NGramModel`).
 #[pyclass(name = "NGramModel", module = "fastppl._core", frozen)]
 pub struct PyModel {
-    pub model: Arc<Model>,
+    pub inner: Inner,
+}
+
+impl PyModel {
+    fn built(model: Model) -> Self {
+        PyModel {
+            inner: Inner::Built(Arc::new(model)),
+        }
+    }
+
+    /// The fastppl model, for operations that need the n-grams' words (`what` says which): a
+    /// KenLM trie is converted (every n-gram read, reported to `job`), a probing file cannot be.
+    fn ngrams(&self, what: &str, job: &Job) -> crate::error::Result<Arc<Model>> {
+        match &self.inner {
+            Inner::Built(m) => Ok(Arc::clone(m)),
+            Inner::KenlmTrie(m) => Ok(Arc::new(read_kenlm_bytes(m.bytes(), m.path(), job)?)),
+            Inner::KenlmProbing(m) => Err(Error::BinaryFormat {
+                path: m.path().to_string(),
+                message: format!("cannot {what}: {PROBING_HAS_NO_NGRAMS}"),
+            }),
+        }
+    }
 }
 
 #[pymethods]
@@ -140,9 +188,7 @@ impl PyModel {
         let model = job::run(py, progress.as_ref(), |job| {
             corpus.with(|c| fit(c, order, bos_eos, smoothing, &pruning, job))
         })?;
-        Ok(PyModel {
-            model: Arc::new(model),
-        })
+        Ok(PyModel::built(model))
     }
 
     /// Reads an ARPA file (plain, .gz, .xz, .bz2); releases the GIL.
@@ -156,12 +202,11 @@ impl PyModel {
         let model = job::run(py, progress.as_ref(), |job| {
             crate::formats::arpa::read_arpa(&path, job)
         })?;
-        Ok(PyModel {
-            model: Arc::new(model),
-        })
+        Ok(PyModel::built(model))
     }
 
-    /// Reads a KenLM binary file (a trie of any kind; see `formats/kenlm`); releases the GIL.
+    /// Opens a KenLM binary file (probing or trie) for scoring in place, mapped (see
+    /// `formats/kenlm`); releases the GIL.
     #[staticmethod]
     #[pyo3(signature = (path, progress=None))]
     fn from_kenlm_binary(
@@ -169,12 +214,12 @@ impl PyModel {
         path: std::path::PathBuf,
         progress: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let model = job::run(py, progress.as_ref(), |job| {
-            crate::formats::kenlm::read_kenlm_binary(&path, job)
-        })?;
-        Ok(PyModel {
-            model: Arc::new(model),
-        })
+        let binary = job::run(py, progress.as_ref(), |job| open_kenlm_binary(&path, job))?;
+        let inner = match binary {
+            KenlmBinary::Probing(m) => Inner::KenlmProbing(Arc::new(m)),
+            KenlmBinary::Trie(m) => Inner::KenlmTrie(Arc::new(m)),
+        };
+        Ok(PyModel { inner })
     }
 
     /// Writes the model as an ARPA file, compressed by extension; releases the GIL.
@@ -186,7 +231,8 @@ impl PyModel {
         progress: Option<Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         job::run(py, progress.as_ref(), |job| {
-            crate::formats::arpa::write_arpa(&self.model, &path, job)
+            let model = self.ngrams("write an ARPA file", job)?;
+            crate::formats::arpa::write_arpa(&model, &path, job)
         })
     }
 
@@ -199,7 +245,8 @@ impl PyModel {
         progress: Option<Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         job::run(py, progress.as_ref(), |job| {
-            crate::formats::binary::save(&self.model, &path, job)
+            let model = self.ngrams("save in fastppl's format", job)?;
+            crate::formats::binary::save(&model, &path, job)
         })
     }
 
@@ -217,75 +264,96 @@ impl PyModel {
         let model = job::run(py, progress.as_ref(), |job| {
             crate::formats::binary::load(&path, verify, mmap, job)
         })?;
-        Ok(PyModel {
-            model: Arc::new(model),
-        })
+        Ok(PyModel::built(model))
     }
 
     #[getter]
     fn order(&self) -> usize {
-        self.model.order
+        with_scorer!(&self.inner, m => m.order())
     }
 
     #[getter]
     fn vocab_size(&self) -> usize {
-        self.model.vocab_size()
+        with_scorer!(&self.inner, m => Scorer::vocab_size(&**m))
     }
 
     #[getter]
     fn bos_eos(&self) -> bool {
-        self.model.bos_eos
+        with_scorer!(&self.inner, m => m.bos_eos())
     }
 
+    /// The estimator's name; "arpa" for a model read from a file of values.
     #[getter]
     fn smoothing(&self) -> &str {
-        &self.model.smoothing
+        match &self.inner {
+            Inner::Built(m) => &m.smoothing,
+            Inner::KenlmProbing(_) | Inner::KenlmTrie(_) => "arpa",
+        }
     }
 
     #[getter]
     fn normalized(&self) -> bool {
-        self.model.normalized
+        match &self.inner {
+            Inner::Built(m) => m.normalized,
+            Inner::KenlmProbing(_) | Inner::KenlmTrie(_) => true,
+        }
     }
 
     /// Discounts (D1, D2, D3+) per order, empty for estimators without discounts.
     #[getter]
     fn discounts(&self) -> Vec<(f64, f64, f64)> {
-        self.model
-            .discounts
-            .iter()
-            .map(|d| (d[0], d[1], d[2]))
-            .collect()
+        match &self.inner {
+            Inner::Built(m) => m.discounts.iter().map(|d| (d[0], d[1], d[2])).collect(),
+            Inner::KenlmProbing(_) | Inner::KenlmTrie(_) => Vec::new(),
+        }
     }
 
     /// Number of stored n-grams per order (order 1: the predictable vocabulary).
     #[getter]
     fn ngram_counts(&self) -> Vec<usize> {
-        self.model.ngram_counts()
+        let kenlm = |counts: &[u64]| {
+            std::iter::once(counts[0] as usize - 1)
+                .chain(counts[1..].iter().map(|&c| c as usize))
+                .collect()
+        };
+        match &self.inner {
+            Inner::Built(m) => m.ngram_counts(),
+            Inner::KenlmProbing(m) => kenlm(m.counts()),
+            Inner::KenlmTrie(m) => kenlm(m.counts()),
+        }
     }
 
-    /// The vocabulary in id order (`<unk>`, `<s>`, `</s>` first).
-    fn vocab(&self) -> Vec<String> {
-        self.model.vocab.words().map(str::to_string).collect()
+    /// The vocabulary in id order (`<unk>`, `<s>`, `</s>` first for fastppl's models; KenLM's
+    /// id order, `<unk>` first, for a KenLM file, whose words are read from its end).
+    fn vocab(&self) -> PyResult<Vec<String>> {
+        match &self.inner {
+            Inner::Built(m) => Ok(m.vocab.words().map(str::to_string).collect()),
+            Inner::KenlmProbing(m) => m.words().map_err(to_pyerr),
+            Inner::KenlmTrie(m) => m.words().map_err(to_pyerr),
+        }
     }
 
     /// Whether `word` is in the vocabulary.
     fn contains(&self, word: &str) -> bool {
-        self.model.vocab.get(word).is_some()
+        with_scorer!(&self.inner, m => m.contains(word))
     }
 
     /// ln p(word | context): only the last order-1 context words are used; unknown words are
     /// `<unk>`.
     fn logprob(&self, word: &str, context: Vec<String>) -> f64 {
-        let ids: Vec<u32> = context.iter().map(|w| self.model.id(w)).collect();
-        let mut state = self.model.state_after(&ids);
-        self.model.score(&mut state, self.model.id(word))
+        with_scorer!(&self.inner, m => {
+            let ids: Vec<u32> = context.iter().map(|w| Scorer::id(&**m, w)).collect();
+            let mut state = Scorer::state_after(&**m, &ids);
+            Scorer::score(&**m, &mut state, Scorer::id(&**m, word))
+        })
     }
 
     /// ln p of each predicted token of one sentence (`</s>` included when bos_eos).
     fn logprobs<'py>(&self, py: Python<'py>, tokens: Vec<String>) -> Bound<'py, PyArray1<f64>> {
-        let ids: Vec<u32> = tokens.iter().map(|w| self.model.id(w)).collect();
-        let mut out = vec![0.0; ids.len() + usize::from(self.model.bos_eos)];
-        self.model.score_sentence(&ids, |i, x| out[i] = x);
+        let out: Vec<f64> = with_scorer!(&self.inner, m => {
+            let ids: Vec<u32> = tokens.iter().map(|w| Scorer::id(&**m, w)).collect();
+            m.score_sentence_full(&ids, true, true).into_iter().map(|(x, _)| x).collect()
+        });
         out.into_pyarray(py)
     }
 
@@ -305,12 +373,13 @@ impl PyModel {
         Bound<'py, PyArray1<u32>>,
         Bound<'py, PyArray1<bool>>,
     ) {
-        let ids: Vec<u32> = tokens.iter().map(|w| self.model.id(w)).collect();
+        let (ids, full) = with_scorer!(&self.inner, m => {
+            let ids: Vec<u32> = tokens.iter().map(|w| Scorer::id(&**m, w)).collect();
+            let full = m.score_sentence_full(&ids, bos, eos);
+            (ids, full)
+        });
         let mut oov: Vec<bool> = ids.iter().map(|&i| i == UNK).collect();
-        if self.model.bos_eos && eos {
-            oov.push(false);
-        }
-        let full = self.model.score_sentence_full(&ids, bos, eos);
+        oov.resize(full.len(), false);
         let logp: Vec<f64> = full.iter().map(|&(x, _)| x).collect();
         let len: Vec<u32> = full.iter().map(|&(_, n)| n as u32).collect();
         (
@@ -320,10 +389,20 @@ impl PyModel {
         )
     }
 
-    /// Raw training count of an n-gram (0 if unseen).
-    fn count(&self, ngram: Vec<String>) -> u64 {
-        let ids: Option<Vec<u32>> = ngram.iter().map(|w| self.model.vocab.get(w)).collect();
-        ids.map_or(0, |ids| self.model.count(&ids))
+    /// Raw training count of an n-gram (0 if unseen, and for KenLM tries, which hold no
+    /// counts); a probing file, whose n-grams cannot be listed, is refused.
+    fn count(&self, ngram: Vec<String>) -> PyResult<u64> {
+        match &self.inner {
+            Inner::Built(model) => {
+                let ids: Option<Vec<u32>> = ngram.iter().map(|w| model.vocab.get(w)).collect();
+                Ok(ids.map_or(0, |ids| model.count(&ids)))
+            }
+            Inner::KenlmTrie(_) => Ok(0),
+            Inner::KenlmProbing(_) => self
+                .ngrams("count n-grams", &Job::none())
+                .map(|_| 0)
+                .map_err(to_pyerr),
+        }
     }
 
     /// Scores a corpus: per-sentence arrays `logprob`, `oov_logprob` (natural logs), `tokens`,
@@ -339,7 +418,9 @@ impl PyModel {
     ) -> PyResult<Bound<'py, PyDict>> {
         let policy = OovPolicy::parse(oov).map_err(to_pyerr)?;
         let scores = job::run(py, progress.as_ref(), |job| {
-            corpus.with(|c| score_corpus(&self.model, c, policy, token_logprobs, job))
+            corpus.with(|c| {
+                with_scorer!(&self.inner, m => score_corpus(&**m, c, policy, token_logprobs, job))
+            })
         })?;
         let out = PyDict::new(py);
         out.set_item("logprob", scores.logprob.into_pyarray(py))?;

@@ -3,7 +3,7 @@
 //! is memory-mapped or was read into memory.
 //!
 //! ## Safety
-//! One `unsafe` block: [`MappedSlice::as_slice`] re-creates a slice that
+//! Two `unsafe` blocks: [`FileBytes::map`] (mapping a file), and [`MappedSlice::as_slice`] re-creates a slice that
 //! `bytemuck::try_cast_slice` produced (alignment and length checked) from memory that the
 //! `Arc<FileBytes>` it holds keeps alive and unchanged.
 
@@ -22,6 +22,21 @@ pub enum FileBytes {
 }
 
 impl FileBytes {
+    /// Maps `file` read-only; `populate` has the kernel read every page now (for callers that
+    /// are about to read them all).
+    pub fn map(file: &std::fs::File, populate: bool) -> std::io::Result<FileBytes> {
+        let mut options = memmap2::MmapOptions::new();
+        if populate {
+            options.populate();
+        }
+        // SAFETY: mapping a file is unsafe only because another process could change the file
+        // while it is mapped; fastppl itself never writes a file in place (outputs are written
+        // to a temporary file renamed over the target), the bytes read through a mapping are
+        // bounds-checked views of types for which any bit pattern is valid, and the contract
+        // left to users (do not truncate or rewrite a loaded file in place) is documented.
+        Ok(FileBytes::Mapped(unsafe { options.map(file) }?))
+    }
+
     /// Reads `len` bytes of `reader` into aligned memory.
     pub fn read(mut reader: impl std::io::Read, len: usize) -> std::io::Result<FileBytes> {
         let mut words = vec![0u64; len.div_ceil(8)];

@@ -2,7 +2,9 @@
 
 ``../shared/arpa/kenlm-binary/`` holds ``machado.o3.arpa.gz`` built four ways (probing, trie,
 quantized trie ``-q 8 -b 8``, trie with array-compressed pointers ``-a 22``) and ``query``'s
-outputs on each; the ``kenlm`` module reads the same files, independently of fastppl. Without the
+outputs on each; the ``kenlm`` module reads the same files, independently of fastppl. The
+probing file is scored in place (see ``test_kenlm_binary_fixtures.py`` for the committed small
+files of every kind). Without the
 shared folder, small tries written by ``helpers.kenlm_trie`` (checked with the ``kenlm`` module)
 from models fitted on ``tests/data`` test the reader and its errors.
 """
@@ -74,8 +76,14 @@ def trie(request, arpa_dir: Path) -> tuple[str, NGramModel]:
     return request.param, NGramModel.from_kenlm_binary(_binary(arpa_dir, request.param))
 
 
-def test_scores_are_kenlm_query_on_the_same_file(trie, arpa_dir: Path, test_corpus) -> None:
-    kind, model = trie
+@pytest.fixture(scope="module", params=["probing", *sorted(TRIES)])
+def scored(request, arpa_dir: Path) -> tuple[str, NGramModel]:
+    """Every shared file: the probing one scored in place, the tries converted."""
+    return request.param, NGramModel.from_kenlm_binary(_binary(arpa_dir, request.param))
+
+
+def test_scores_are_kenlm_query_on_the_same_file(scored, arpa_dir: Path, test_corpus) -> None:
+    kind, model = scored
     summary, totals, oovs = _query_outputs(arpa_dir, kind)
     incl = model.evaluate(test_corpus, oov="unk")
     excl = model.evaluate(test_corpus, oov="skip")
@@ -119,9 +127,9 @@ def test_ngrams_are_those_of_the_arpa_file(trie, arpa_ngrams, tmp_path: Path) ->
         assert got[m] == want[m], m
 
 
-def test_kenlm_module_full_scores_on_the_same_file(trie, arpa_dir: Path) -> None:
+def test_kenlm_module_full_scores_on_the_same_file(scored, arpa_dir: Path) -> None:
     kenlm = pytest.importorskip("kenlm")
-    kind, _ = trie
+    kind, _ = scored
     path = str(_binary(arpa_dir, kind))
     ours, theirs = fastppl.kenlm.Model(path), kenlm.Model(path)
     assert ours.order == theirs.order == 3
@@ -145,19 +153,19 @@ def test_files_of_every_kind_are_recognized(arpa_dir: Path, capsys) -> None:
     )
 
 
-def test_probing_files_are_refused_plainly(arpa_dir: Path) -> None:
+def test_probing_files_cannot_be_converted(arpa_dir: Path, tmp_path: Path) -> None:
+    """A probing file is scored in place; writing it in another format says why it cannot."""
     path = _binary(arpa_dir, "probing")
-    for load in (NGramModel.from_kenlm_binary, NGramModel.from_file, fastppl.kenlm.Model):
-        with pytest.raises(ModelFormatError, match=r"probing binaries .* not supported yet") as e:
-            load(path)
-        assert e.value.path == str(path)
+    model = NGramModel.from_file(path)
+    with pytest.raises(ModelFormatError, match=r"probing binary .* rebuild the binary as a trie"):
+        model.to_arpa(tmp_path / "m.arpa")
 
 
-def test_progress_is_reported(arpa_dir: Path) -> None:
+def test_progress_is_reported(arpa_dir: Path, tmp_path: Path) -> None:
+    """Opening maps the file (nothing to report); writing it as ARPA converts it first."""
     seen = []
-    NGramModel.from_kenlm_binary(
-        _binary(arpa_dir, "trie"), progress=lambda stage, done, total: seen.append(stage)
-    )
+    model = NGramModel.from_kenlm_binary(_binary(arpa_dir, "trie"))
+    model.to_arpa(tmp_path / "m.arpa", progress=lambda stage, done, total: seen.append(stage))
     assert "reading KenLM binary" in seen
 
 
@@ -222,10 +230,14 @@ def test_a_trie_reads_as_its_arpa_file(small_arpa, small_text, tmp_path: Path) -
         assert ours.ngram_counts == reference.ngram_counts
         ours.to_arpa(tmp_path / "back.arpa")
         assert read_arpa(tmp_path / "back.arpa") == read_arpa(small_arpa[0])
+        # (the trie is scored in place, summing float32 values as KenLM does)
         for line in small_text[SMALL_TRAIN:]:
             words = line.split()
-            np.testing.assert_array_equal(
-                ours.full_scores(words, 10).logprob, reference.full_scores(words, 10).logprob
+            np.testing.assert_allclose(
+                ours.full_scores(words, 10).logprob,
+                reference.full_scores(words, 10).logprob,
+                rtol=0,
+                atol=1e-6,
             )
 
 
@@ -266,8 +278,9 @@ def test_truncated_files(trie_bytes: bytes, tmp_path: Path) -> None:
         with pytest.raises(ModelFormatError, match=r"m\.bin") as e:
             _load_bytes(tmp_path, trie_bytes[:cut])
         assert "truncated" in str(e.value) or "words" in str(e.value), (cut, str(e.value))
+    # trailing words: found when the words are read (opening reads the first and the last byte)
     with pytest.raises(ModelFormatError, match="words at its end"):
-        _load_bytes(tmp_path, trie_bytes + b"extra\0")
+        _load_bytes(tmp_path, trie_bytes + b"extra\0").vocab()
 
 
 def test_wrong_magic_version_and_byte_order(trie_bytes: bytes, tmp_path: Path) -> None:

@@ -79,6 +79,7 @@ mod tests {
     use super::*;
     use crate::corpus::vocab::{BOS, UNK};
     use crate::error::{Error, Result};
+    use crate::model::scorer::Scorer;
     use crate::model::Model;
     use crate::util::job::Job;
 
@@ -151,9 +152,10 @@ mod tests {
             .map(|w| full.vocab.get(w).unwrap())
             .collect();
         let scores = |m: &Model| {
-            let mut out = Vec::new();
-            m.score_sentence(&ids, |_, lp| out.push(lp.to_bits()));
-            out
+            m.score_sentence_full(&ids, true, true)
+                .iter()
+                .map(|(lp, _)| lp.to_bits())
+                .collect::<Vec<u64>>()
         };
         assert_eq!(scores(&small), scores(&full));
     }

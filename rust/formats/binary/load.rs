@@ -57,16 +57,7 @@ pub fn load(path: &Path, verify: bool, mmap: bool, job: &Job) -> Result<Model> {
     check_fixed_header(&head, size, p)?;
     let bytes = if mmap {
         // (verifying reads every page: then have the kernel map them all at once)
-        let mut options = memmap2::MmapOptions::new();
-        if verify {
-            options.populate();
-        }
-        // SAFETY: mapping a file is unsafe only because another process could change the file
-        // while it is mapped; fastppl itself never writes a file in place (see `save`), the
-        // bytes read through the mapping are validated here before use, any bit pattern being a
-        // valid value of the types they are viewed as, and the contract left to users (do not
-        // truncate or rewrite a loaded file in place; `mmap=False` otherwise) is documented.
-        FileBytes::Mapped(unsafe { options.map(&file) }.map_err(Error::io(path))?)
+        FileBytes::map(&file, verify).map_err(Error::io(path))?
     } else {
         file.seek(SeekFrom::Start(0)).map_err(Error::io(path))?;
         let len = usize::try_from(size).map_err(|_| format_err(p, "too large for this host"))?;

@@ -21,10 +21,11 @@
 //! access is bounds-checked.
 //!
 //! ## Safety
-//! One `unsafe` block, in [`load`]: mapping the file (`Mmap::map` is unsafe because the file could be
-//! changed by another process while mapped; [`save`] writes a temporary file and renames it over
-//! the target, so re-saving a model over the file it was loaded from replaces the file rather
-//! than changing the mapped bytes). The views into the mapping are `MappedSlice`s, whose one
+//! No `unsafe` block here: mapping the file (`FileBytes::map`, in [`crate::util::mapped`]) is
+//! unsafe because the file could be changed by another process while mapped; [`save`] writes a
+//! temporary file and renames it over the target, so re-saving a model over the file it was
+//! loaded from replaces the file rather than changing the mapped bytes. The views into the
+//! mapping are `MappedSlice`s, whose one
 //! `unsafe` block is explained in [`crate::util::mapped`].
 
 mod layout;
@@ -43,6 +44,7 @@ mod tests {
     use crate::corpus::Corpus;
     use crate::error::{Error, Result};
     use crate::estimate::{fit, Pruning, Smoothing};
+    use crate::model::scorer::Scorer;
     use crate::model::Model;
     use crate::ngram::keys::key_word;
     use crate::util::job::Job;
@@ -76,7 +78,11 @@ mod tests {
         let mut out = Vec::new();
         for line in TEXT.lines().chain(["f e d c b a", "z a b q"]) {
             let ids: Vec<u32> = line.split(' ').map(|w| m.id(w)).collect();
-            m.score_sentence(&ids, |_, x| out.push(x.to_bits()));
+            out.extend(
+                m.score_sentence_full(&ids, true, true)
+                    .iter()
+                    .map(|(x, _)| x.to_bits()),
+            );
         }
         out
     }

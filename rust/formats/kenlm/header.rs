@@ -47,8 +47,9 @@ const PARAMETER_BYTES: usize = 20;
 /// The search structure a file holds (KenLM's `ModelType`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SearchKind {
-    /// Hash tables of word-sequence hashes (`build_binary probing`, types 0 and 1).
-    Probing,
+    /// Hash tables of word-sequence hashes (`build_binary probing`, types 0 and 1); `rest`:
+    /// type 1 (`rest`), whose values carry rest costs too.
+    Probing { rest: bool },
     /// A trie; `quantized` (`-q`, `-b`): values are bin numbers, `array_pointers` (`-a`): the
     /// high bits of the child pointers are in a separate array (types 2 to 5).
     Trie {
@@ -65,6 +66,8 @@ pub struct Header {
     pub search: SearchKind,
     /// Where the vocabulary's lookup structure starts (the end of the header, 8-aligned).
     pub data_start: usize,
+    /// `build_binary -p`: probing tables have `max(n + 1, multiplier * n)` buckets for n entries.
+    pub probing_multiplier: f32,
 }
 
 /// The sanity header KenLM writes on a little-endian 64-bit machine.
@@ -158,7 +161,12 @@ pub fn parse_header(bytes: &[u8], path: &str) -> Result<Header> {
         ));
     }
     let (search, expected_version) = match model_type {
-        0 | 1 => (SearchKind::Probing, 0),
+        0 | 1 => (
+            SearchKind::Probing {
+                rest: model_type == 1,
+            },
+            0,
+        ),
         2..=5 => (
             SearchKind::Trie {
                 quantized: model_type == 3 || model_type == 5,
@@ -228,6 +236,7 @@ pub fn parse_header(bytes: &[u8], path: &str) -> Result<Header> {
         counts,
         search,
         data_start: counts_end.div_ceil(8) * 8,
+        probing_multiplier: multiplier,
     })
 }
 

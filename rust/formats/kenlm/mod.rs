@@ -1,27 +1,32 @@
-//! KenLM's binary model files (`build_binary` output, format version 5), read into a fastppl
-//! [`Model`]: `lm/binary_format.{hh,cc}`, `lm/model.cc`, `lm/vocab.cc`, `lm/search_trie.cc`,
-//! `lm/trie.cc`, `lm/bhiksha.cc`, `lm/quantize.cc`, `util/bit_packing.hh`.
+//! KenLM's binary model files (`build_binary` output, format version 5), scored in place on the
+//! mapped file as KenLM does ([`KenlmModel`]: mapped.rs, over the probing search, probing.rs, or
+//! the trie, trie_search.rs), and tries converted into a fastppl [`Model`] on demand (trie.rs):
+//! `lm/binary_format.{hh,cc}`, `lm/model.cc`, `lm/vocab.cc`, `lm/search_hashed.cc`,
+//! `lm/search_trie.cc`, `lm/trie.cc`, `lm/bhiksha.cc`, `lm/quantize.cc`, `util/bit_packing.hh`.
 //!
 //! ## File
 //! ```text
 //! header               magic, test values, parameters, counts (header.rs)
 //! vocabulary lookup    probing: a hash table of word hashes; trie: a sorted array of them
-//! search               probing: hash tables per order; trie: see trie.rs
+//! search               probing: hash tables per order (probing.rs); trie: see trie.rs
 //! words                NUL-terminated, in id order (words.rs)
 //! ```
 //! Numbers are in the writing machine's byte order; only little-endian files (x86-64, ARM64)
 //! are read, which the header's test values check.
 //!
 //! ## What is read
+//! - Opening ([`open_kenlm_binary`]) maps the file and checks its header and layout only, so it
+//!   costs the same whatever the model's size; scores, n-gram lengths and states are then
+//!   KenLM's own (the same lookups and float32 sums as `query`).
+//! - Probing files (`build_binary probing`, KenLM's default): their tables hold 64-bit hashes of
+//!   word-id sequences, not the words, so their n-grams cannot be listed
+//!   ([`PROBING_HAS_NO_NGRAMS`]): no ARPA or fastppl-format output from them. Rest-cost probing
+//!   files (`build_binary rest`) are refused.
 //! - Tries of every kind: plain (`build_binary trie`), quantized (`-q`, `-b`: the values are the
-//!   bin centers KenLM's `query` uses), with array-compressed pointers (`-a`), and both. Every
-//!   n-gram is converted (trie.rs), so scoring, ARPA and fastppl-binary output work as for a
-//!   model read from ARPA (`smoothing == "arpa"`): scores are KenLM's `query` scores on that
-//!   file. As in the ARPA reader, log10 values are float32s made float64 natural logs, `-99` is
-//!   log10 0, `<s>` is never predicted.
-//! - Probing files (`build_binary probing`, KenLM's default) are recognized and refused: their
-//!   tables hold 64-bit hashes of word-id sequences, not the words, so their n-grams cannot be
-//!   listed, and fastppl has no scorer working on KenLM's tables in place yet.
+//!   bin centers KenLM's `query` uses), with array-compressed pointers (`-a`), and both.
+//!   [`read_kenlm_bytes`] converts one whole (trie.rs), for ARPA and fastppl-binary output: as in
+//!   the ARPA reader, log10 values are float32s made float64 natural logs, `-99` is log10 0,
+//!   `<s>` is never predicted.
 //!
 //! Everything is bounds-checked: the sizes of all parts are computed from the header and
 //! checked against the file's length before use, and every read is checked again, so a
@@ -30,8 +35,11 @@
 
 mod bits;
 mod header;
+mod mapped;
 mod pointers;
+mod probing;
 mod trie;
+mod trie_search;
 mod values;
 mod words;
 
@@ -41,11 +49,22 @@ use crate::error::{Error, Result};
 use crate::model::{Fallback, Model, OrderTable};
 use crate::ngram::probing::ProbingTable;
 use crate::util::job::Job;
+use crate::util::mapped::FileBytes;
 
 pub use header::MAGIC_PREFIX;
 use header::{parse_header, SearchKind};
+pub use mapped::{KenlmModel, KenlmState, Search};
+pub use probing::ProbingModel;
 use trie::Trie;
+pub use trie_search::TrieModel;
 use words::read_words;
+
+/// Why a probing file cannot be converted, listed or written in another format.
+pub const PROBING_HAS_NO_NGRAMS: &str = "a KenLM probing binary (build_binary probing, the \
+    default) holds hashes of word sequences, not their words, so its n-grams cannot be listed: \
+    it can only be scored (in place). For ARPA or fastppl-format output, n-gram counts or \
+    fitting, load the ARPA file it was built from, or rebuild the binary as a trie \
+    (build_binary trie ...), whose n-grams fastppl reads";
 
 fn format_err(path: &str, message: impl Into<String>) -> Error {
     Error::BinaryFormat {
@@ -93,33 +112,49 @@ fn check_values(prob: f32, backoff: f32, ngram: impl Fn() -> String, path: &str)
     Ok(())
 }
 
-/// Reads the KenLM binary file at `path`, reporting n-grams read to `job` (which can cancel it).
-pub fn read_kenlm_binary(path: &Path, job: &Job) -> Result<Model> {
-    if path.is_dir() {
-        return Err(format_err(
-            &path.display().to_string(),
-            "is a directory, not a KenLM binary file",
-        ));
-    }
-    let bytes = std::fs::read(path).map_err(Error::io(path))?;
-    read_kenlm_bytes(&bytes, &path.display().to_string(), job)
+/// A KenLM binary file opened for scoring in place.
+pub enum KenlmBinary {
+    /// A probing file.
+    Probing(ProbingModel),
+    /// A trie (of any kind); [`read_kenlm_bytes`] converts it into a fastppl model.
+    Trie(TrieModel),
 }
 
-/// Reads a KenLM binary file from its bytes; `path` names it in errors.
-pub fn read_kenlm_bytes(bytes: &[u8], path: &str, job: &Job) -> Result<Model> {
+/// Opens the KenLM binary file at `path` for scoring in place: maps it and checks its header and
+/// layout (reporting to `job`, which can cancel it).
+pub fn open_kenlm_binary(path: &Path, job: &Job) -> Result<KenlmBinary> {
+    let p = path.display().to_string();
+    if path.is_dir() {
+        return Err(format_err(&p, "is a directory, not a KenLM binary file"));
+    }
+    job.check()?;
+    let file = std::fs::File::open(path).map_err(Error::io(path))?;
+    let bytes = FileBytes::map(&file, false).map_err(Error::io(path))?;
+    open_kenlm_bytes(std::sync::Arc::new(bytes), &p)
+}
+
+/// [`open_kenlm_binary`] on a file's bytes; `path` names it in errors.
+pub fn open_kenlm_bytes(bytes: std::sync::Arc<FileBytes>, path: &str) -> Result<KenlmBinary> {
+    let header = parse_header(&bytes, path)?;
+    let path = path.to_string();
+    Ok(match header.search {
+        SearchKind::Probing { .. } => {
+            KenlmBinary::Probing(ProbingModel::open(bytes, header, path)?)
+        }
+        SearchKind::Trie { .. } => KenlmBinary::Trie(TrieModel::open(bytes, header, path)?),
+    })
+}
+
+/// Converts the KenLM trie in `bytes` into a fastppl model (every n-gram read), reporting
+/// n-grams read to `job` (which can cancel it); `path` names it in errors.
+pub fn read_kenlm_bytes(bytes: &std::sync::Arc<FileBytes>, path: &str, job: &Job) -> Result<Model> {
     let header = parse_header(bytes, path)?;
     let SearchKind::Trie {
         quantized,
         array_pointers,
     } = header.search
     else {
-        return Err(format_err(
-            path,
-            "KenLM probing binaries (build_binary probing, the default) are not supported yet: \
-             their tables hold hashes of word sequences, which cannot be listed as n-grams. \
-             Load the ARPA file, or rebuild the binary as a trie (build_binary trie ...), which \
-             fastppl reads",
-        ));
+        return Err(format_err(path, PROBING_HAS_NO_NGRAMS));
     };
     let trie = Trie::parse(bytes, &header, quantized, array_pointers, path)?;
     let (vocab, ids) = read_words(bytes, trie.end, header.counts[0], path)?;

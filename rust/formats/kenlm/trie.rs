@@ -33,6 +33,8 @@ use crate::corpus::vocab::BOS;
 use crate::error::Result;
 use crate::model::Model;
 use crate::util::job::Job;
+use crate::util::mapped::{FileBytes, MappedSlice};
+use std::sync::Arc;
 
 /// The words of the n-gram `ids`, space-separated (for messages).
 fn words_of(model: &Model, ids: &[u32]) -> String {
@@ -44,35 +46,43 @@ fn words_of(model: &Model, ids: &[u32]) -> String {
 const UNIGRAM_BYTES: usize = 16;
 
 /// A bit-packed order: records of `word | values [| next]`.
-struct Level<'a> {
-    records: BitArray<'a>,
+struct Level {
+    records: MappedSlice<u8>,
+    width: u8,
     word_bits: u8,
     /// Child pointers (middle orders only).
     pointers: Option<Pointers>,
 }
 
-impl Level<'_> {
+impl Level {
     fn value_offset(&self) -> u64 {
         u64::from(self.word_bits)
     }
+
+    /// The records.
+    #[inline]
+    fn records(&self) -> BitArray<'_> {
+        BitArray::new(self.records.as_slice(), self.width)
+    }
 }
 
-/// The parsed trie of a file, borrowing its bytes.
-pub struct Trie<'a> {
+/// The parsed trie of a file, holding views of its (mapped) bytes.
+pub struct Trie {
     counts: Vec<u64>,
     values: Values,
-    unigrams: &'a [u8],
+    /// The unigram records (`UNIGRAM_BYTES` each).
+    unigrams: MappedSlice<u8>,
     /// Orders 2..=N at index m-2.
-    levels: Vec<Level<'a>>,
+    levels: Vec<Level>,
     /// Where the search area ends: the words follow.
     pub end: usize,
 }
 
-/// `bytes[at..at + len]`, or a truncation error.
-fn region<'b>(bytes: &'b [u8], at: usize, len: u64, path: &str) -> Result<&'b [u8]> {
+/// A view of `bytes[at..at + len]`, or a truncation error.
+fn region(bytes: &Arc<FileBytes>, at: usize, len: u64, path: &str) -> Result<MappedSlice<u8>> {
     usize::try_from(len)
         .ok()
-        .and_then(|len| bytes.get(at..at.checked_add(len)?))
+        .and_then(|len| MappedSlice::new(Arc::clone(bytes), at, len))
         .ok_or_else(|| {
             format_err(
                 path,
@@ -85,10 +95,10 @@ fn region<'b>(bytes: &'b [u8], at: usize, len: u64, path: &str) -> Result<&'b [u
         })
 }
 
-impl<'a> Trie<'a> {
+impl Trie {
     /// Lays the trie of `header` over the file `bytes`, checking that every part fits.
     pub fn parse(
-        bytes: &'a [u8],
+        bytes: &Arc<FileBytes>,
         header: &Header,
         quantized: bool,
         array_pointers: bool,
@@ -103,7 +113,7 @@ impl<'a> Trie<'a> {
         let mut at = search_start + quant_len;
         let unigram_len = (counts[0] + 2) * UNIGRAM_BYTES as u64;
         let unigrams = region(bytes, at, unigram_len, path)?;
-        at += unigrams.len();
+        at += unigrams.as_slice().len();
         let budget = if array_pointers && order > 2 {
             Some(array_budget(bytes, at, path)?)
         } else {
@@ -136,9 +146,10 @@ impl<'a> Trie<'a> {
             };
             let len = packed_bytes(count, width).unwrap_or(u64::MAX);
             let records = region(bytes, at, len, path)?;
-            at += records.len();
+            at += records.as_slice().len();
             levels.push(Level {
-                records: BitArray::new(records, width),
+                records,
+                width,
                 word_bits,
                 pointers,
             });
@@ -154,26 +165,58 @@ impl<'a> Trie<'a> {
 
     /// (log10 p, log10 backoff, next) of unigram record `k` (`k <= N1`: the last holds only the
     /// end pointer).
-    fn unigram(&self, k: u64) -> (f32, f32, u64) {
+    pub fn unigram(&self, k: u64) -> (f32, f32, u64) {
         let at = k as usize * UNIGRAM_BYTES;
-        let f = |i: usize| f32::from_bits(read_u32(self.unigrams, at + i).unwrap_or(0));
+        let f = |i: usize| f32::from_bits(read_u32(self.unigrams.as_slice(), at + i).unwrap_or(0));
         (
             f(0),
             f(4),
-            read_u64(self.unigrams, at + 8).unwrap_or(u64::MAX),
+            read_u64(self.unigrams.as_slice(), at + 8).unwrap_or(u64::MAX),
         )
+    }
+
+    /// The first child of record `p` of order `m` (`next(p)`; record `p + 1`'s gives the end of
+    /// its children); `None` if it lies outside the file.
+    #[inline]
+    pub fn next(&self, m: usize, p: u64) -> Option<u64> {
+        if m == 1 {
+            return (p <= self.counts[0]).then(|| self.unigram(p).2);
+        }
+        let level = self.levels.get(m - 2)?;
+        let offset = level.value_offset() + u64::from(self.values.middle_bits());
+        level.pointers.as_ref()?.next(&level.records(), p, offset)
+    }
+
+    /// The record of order `m` among `begin..end` (children of one record, sorted by word) whose
+    /// word is `w` (KenLM's `FindBitPacked`, here a binary search: the same record).
+    #[inline]
+    pub fn find(&self, m: usize, begin: u64, end: u64, w: u32) -> Option<u64> {
+        let level = &self.levels[m - 2];
+        let records = level.records();
+        let (mut lo, mut hi) = (begin, end.min(self.counts[m - 1]));
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let word = records.field(mid, 0, level.word_bits)?;
+            match word.cmp(&u64::from(w)) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Some(mid),
+            }
+        }
+        None
     }
 
     /// (KenLM word id, log10 p, log10 backoff (0 on the highest order)) of record `c` of order
     /// `m`; `None` if it lies outside the file.
-    fn record(&self, m: usize, c: u64) -> Option<(u64, f32, f32)> {
+    pub fn record(&self, m: usize, c: u64) -> Option<(u64, f32, f32)> {
         let level = &self.levels[m - 2];
-        let word = level.records.field(c, 0, level.word_bits)?;
+        let records = level.records();
+        let word = records.field(c, 0, level.word_bits)?;
         let offset = level.value_offset();
         let (prob, backoff) = if m < self.counts.len() {
-            self.values.middle(m, &level.records, c, offset)?
+            self.values.middle(m, &records, c, offset)?
         } else {
-            (self.values.longest(&level.records, c, offset)?, 0.0)
+            (self.values.longest(&records, c, offset)?, 0.0)
         };
         Some((word, prob, backoff))
     }
@@ -205,21 +248,7 @@ impl<'a> Trie<'a> {
             let keep = m < order;
             let mut level_words = Vec::with_capacity(if keep { count as usize } else { 0 });
             let mut level_parents = Vec::with_capacity(if keep { count as usize } else { 0 });
-            let next_of = |p: u64| -> Result<u64> {
-                if m == 2 {
-                    Ok(self.unigram(p).2)
-                } else {
-                    let parent = &self.levels[m - 3];
-                    let pointers = parent
-                        .pointers
-                        .as_ref()
-                        .expect("a middle order has pointers");
-                    let offset = parent.value_offset() + u64::from(self.values.middle_bits());
-                    pointers
-                        .next(&parent.records, p, offset)
-                        .ok_or_else(|| corrupt(m - 1, p))
-                }
-            };
+            let next_of = |p: u64| self.next(m - 1, p).ok_or_else(|| corrupt(m - 1, p));
             let mut begin = next_of(0)?;
             if begin != 0 {
                 return Err(fail(format!(

@@ -1,0 +1,308 @@
+//! KenLM binary files scored in place, whatever their search structure: the scoring steps of
+//! `lm/model.cc` (`FullScore`, `ScoreExceptBackoff`, `ResumeScore`, `GetState`) over a
+//! [`Search`] (the probing tables, probing.rs, or the trie, trie_search.rs), on the mapped file.
+//!
+//! A state ([`KenlmState`], KenLM's `State`) keeps the context words that can still matter,
+//! most recent first, with their log10 backoffs: a word is kept while a stored n-gram extends it
+//! to the right (a backoff other than -0.0, KenLM's `HasExtension`). Scoring a word looks up the
+//! n-grams ending at it one order at a time, walking back through the context, and stops at the
+//! first one missing or "independent left" (no longer stored n-gram ends with it); the
+//! probability is the longest match's plus the backoffs of the context orders it did not reach,
+//! summed in float32 as KenLM does, so scores equal `query`'s and the `kenlm` module's.
+//!
+//! Opening reads the header, checks every section's size against the file's length, the first
+//! word and the last byte; the words are read only when asked for, as KenLM does.
+
+use std::sync::Arc;
+
+use super::format_err;
+use super::header::Header;
+use super::words::read_words;
+use crate::corpus::vocab::UNK;
+use crate::error::{Error, Result};
+use crate::model::scorer::Scorer;
+use crate::util::mapped::FileBytes;
+
+/// A KenLM search structure, used in place.
+pub trait Search: Send + Sync + Sized {
+    /// Where a lookup stands: what the next (longer) n-gram is found from.
+    type Node: Copy;
+
+    /// Lays the structure of `header` over `bytes`, checking that it fits; returns it and
+    /// where its words start.
+    fn open(bytes: &Arc<FileBytes>, header: &Header, path: &str) -> Result<(Self, usize)>;
+    /// KenLM's word id of `word` (`None`: `<unk>`).
+    fn word_id(&self, word: &str) -> Option<u32>;
+    /// (log10 p, log10 backoff, independent left, node) of word id `w` (`<unk>`'s for an id
+    /// out of range).
+    fn unigram(&self, w: u32) -> (f32, f32, bool, Self::Node);
+    /// The `(j + 2)`-gram made of `node`'s n-gram and `w` to its left: (log10 p, log10
+    /// backoff, independent left), `node` moved to it.
+    fn middle(&self, j: usize, w: u32, node: &mut Self::Node) -> Option<(f32, f32, bool)>;
+    /// log10 p of the highest-order n-gram made of `node`'s n-gram and `w` to its left.
+    fn longest(&self, w: u32, node: Self::Node) -> Option<f32>;
+    /// Prefetches what looking up the bigram `context w` reads first (a hint).
+    fn prefetch(&self, _w: u32, _context: u32) {}
+}
+
+/// KenLM's `HasExtension`: any backoff but -0.0.
+#[inline]
+pub fn has_extension(backoff: f32) -> bool {
+    backoff.to_bits() != (-0.0f32).to_bits()
+}
+
+/// A KenLM binary file scored in place.
+pub struct KenlmModel<S> {
+    search: S,
+    path: String,
+    counts: Vec<u64>,
+    bos: u32,
+    eos: u32,
+    /// Where the words start.
+    words_at: usize,
+    bytes: Arc<FileBytes>,
+}
+
+/// KenLM's `State`: the context words that can matter, most recent first, with their backoffs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KenlmState {
+    /// `words[..length]`, most recent first.
+    words: Vec<u32>,
+    /// `backoff[j]`: log10 backoff of the (j+1)-gram `words[..=j]` (reversed).
+    backoff: Vec<f32>,
+    length: usize,
+    /// Scratch for the next backoffs.
+    next: Vec<f32>,
+}
+
+impl KenlmState {
+    /// The context kept, oldest first.
+    pub fn context(&self) -> Vec<u32> {
+        self.words[..self.length].iter().rev().copied().collect()
+    }
+}
+
+impl<S: Search> KenlmModel<S> {
+    /// The model in `bytes` (a file whose header is `header`), named `path` in errors.
+    pub fn open(bytes: Arc<FileBytes>, header: Header, path: String) -> Result<Self> {
+        let (search, words_at) = S::open(&bytes, &header, &path)?;
+        if bytes.last() != Some(&0) {
+            return Err(format_err(
+                &path,
+                "truncated KenLM binary file: its last word has no terminating NUL",
+            ));
+        }
+        if !bytes.get(words_at..).unwrap_or(&[]).starts_with(b"<unk>\0") {
+            return Err(format_err(
+                &path,
+                format!(
+                    "KenLM binary file: no \"<unk>\" at byte {words_at}, where its words should \
+                     start (truncated or corrupt?)"
+                ),
+            ));
+        }
+        let mut model = KenlmModel {
+            search,
+            path,
+            counts: header.counts,
+            bos: UNK,
+            eos: UNK,
+            words_at,
+            bytes,
+        };
+        model.bos = model.id("<s>");
+        model.eos = model.id("</s>");
+        for (id, name) in [(model.bos, "<s>"), (model.eos, "</s>")] {
+            if id == UNK {
+                return Err(format_err(
+                    &model.path,
+                    format!(
+                        "the KenLM model has no {name}: fastppl, like KenLM by default, needs the \
+                         sentence markers <s> and </s>"
+                    ),
+                ));
+            }
+        }
+        Ok(model)
+    }
+
+    /// Number of n-grams of each order in the header (unigrams with `<unk>`, `<s>`, `</s>`).
+    pub fn counts(&self) -> &[u64] {
+        &self.counts
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// The file's bytes.
+    pub fn bytes(&self) -> &Arc<FileBytes> {
+        &self.bytes
+    }
+
+    /// The words in KenLM's id order, read from the end of the file.
+    pub fn words(&self) -> Result<Vec<String>> {
+        let (vocab, ids) = read_words(&self.bytes, self.words_at, self.counts[0], &self.path)?;
+        Ok(ids.iter().map(|&i| vocab.word(i).to_string()).collect())
+    }
+
+    /// KenLM's `FullScore` in log10: (prob, matched length); advances `state`.
+    #[inline]
+    fn full_score_log10(&self, state: &mut KenlmState, w: u32) -> (f32, usize) {
+        let order = self.counts.len();
+        let (mut prob, backoff, mut independent, mut node) = self.search.unigram(w);
+        let mut found = 1;
+        state.next[0] = backoff;
+        let mut length = usize::from(has_extension(backoff));
+        for (j, &context_word) in state.words[..state.length].iter().enumerate() {
+            if independent {
+                break;
+            }
+            if j + 2 == order {
+                if let Some(p) = self.search.longest(context_word, node) {
+                    prob = p;
+                    found = order;
+                }
+                break;
+            }
+            let Some((p, b, i)) = self.search.middle(j, context_word, &mut node) else {
+                break;
+            };
+            (prob, independent) = (p, i);
+            found = j + 2;
+            state.next[j + 1] = b;
+            if has_extension(b) {
+                length = found;
+            }
+        }
+        for b in &state.backoff[found - 1..state.length] {
+            prob += b;
+        }
+        if length > 0 {
+            state.words.copy_within(0..length - 1, 1);
+            state.words[0] = w;
+        }
+        std::mem::swap(&mut state.backoff, &mut state.next);
+        state.length = length;
+        (prob, found)
+    }
+
+    /// KenLM's `GetState`: the state after `reversed` (most recent first, at most N-1 words).
+    fn state_from_reversed(&self, reversed: &[u32]) -> KenlmState {
+        let mut state = self.empty_state();
+        let Some((&first, rest)) = reversed.split_first() else {
+            return state;
+        };
+        let (_, backoff, _, mut node) = self.search.unigram(first);
+        state.backoff[0] = backoff;
+        state.length = usize::from(has_extension(backoff));
+        for (j, &w) in rest.iter().enumerate() {
+            let Some((_, b, _)) = self.search.middle(j, w, &mut node) else {
+                break;
+            };
+            state.backoff[j + 1] = b;
+            if has_extension(b) {
+                state.length = j + 2;
+            }
+        }
+        state.words[..state.length].copy_from_slice(&reversed[..state.length]);
+        state
+    }
+
+    fn empty_state(&self) -> KenlmState {
+        let keep = self.counts.len() - 1;
+        KenlmState {
+            words: vec![UNK; keep],
+            backoff: vec![0.0; keep],
+            length: 0,
+            next: vec![0.0; keep],
+        }
+    }
+
+    /// KenLM's `BaseFullScore` from a context (model ids, oldest first): (ln p, matched
+    /// length, the context kept after `w`, oldest first). Ids beyond the vocabulary (a context
+    /// from another model) are refused.
+    pub fn score_word(&self, context: &[u32], w: u32) -> Result<(f64, usize, Vec<u32>)> {
+        let size = self.counts[0];
+        if let Some(&bad) = context
+            .iter()
+            .chain([&w])
+            .find(|&&id| u64::from(id) >= size)
+        {
+            return Err(Error::invalid(format!(
+                "word id {bad} is not in this model's vocabulary of {size} words: the state \
+                 was written by another model"
+            )));
+        }
+        let mut state = Scorer::state_after(self, context);
+        let (logp, found) = self.score_full(&mut state, w);
+        Ok((logp, found, state.context()))
+    }
+}
+
+impl<S: Search> Scorer for KenlmModel<S> {
+    type State = KenlmState;
+
+    fn order(&self) -> usize {
+        self.counts.len()
+    }
+    fn bos_eos(&self) -> bool {
+        true
+    }
+    fn vocab_size(&self) -> usize {
+        self.counts[0] as usize - 1
+    }
+    fn eos(&self) -> u32 {
+        self.eos
+    }
+    fn id(&self, word: &str) -> u32 {
+        self.search
+            .word_id(word)
+            .filter(|&id| u64::from(id) < self.counts[0])
+            .unwrap_or(UNK)
+    }
+    fn contains(&self, word: &str) -> bool {
+        self.id(word) != UNK
+    }
+    fn sentence_start(&self) -> KenlmState {
+        let mut state = self.empty_state();
+        self.restart(&mut state);
+        state
+    }
+    fn null_context(&self) -> KenlmState {
+        self.empty_state()
+    }
+    /// KenLM's `BeginSentenceState`: `<s>` kept whatever its backoff.
+    fn restart(&self, state: &mut KenlmState) {
+        state.words[0] = self.bos;
+        state.backoff[0] = self.search.unigram(self.bos).1;
+        state.length = 1;
+    }
+    fn state_after(&self, ids: &[u32]) -> KenlmState {
+        let keep = ids.len().min(self.counts.len() - 1);
+        let reversed: Vec<u32> = ids[ids.len() - keep..].iter().rev().copied().collect();
+        self.state_from_reversed(&reversed)
+    }
+    #[inline]
+    fn score_full(&self, state: &mut KenlmState, w: u32) -> (f64, usize) {
+        let (log10, found) = self.full_score_log10(state, w);
+        (crate::formats::ln_from_log10(log10), found)
+    }
+    #[inline]
+    fn prefetch(&self, state: &KenlmState, w: u32) {
+        if state.length > 0 {
+            self.search.prefetch(w, state.words[0]);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_negative_zero_extends_nothing() {
+        assert!(!has_extension(-0.0) && has_extension(0.0) && has_extension(-0.1));
+    }
+}
