@@ -72,11 +72,10 @@ impl Pruning {
                  <unk> with min_count instead)"
             )));
         }
-        if let Some(w) = thresholds.windows(2).find(|w| w[1] < w[0]) {
+        if let Some(&[before, after]) = thresholds.windows(2).find(|w| w[1] < w[0]) {
             return Err(Error::invalid(format!(
-                "prune: thresholds must not decrease from one order to the next, got {} after {} \
-                 (a kept n-gram would lose its prefix or suffix)",
-                w[1], w[0]
+                "prune: thresholds must not decrease from one order to the next, got {after} \
+                 after {before} (a kept n-gram would lose its prefix or suffix)"
             )));
         }
         if thresholds.iter().all(|&t| t == 0) {
@@ -177,11 +176,6 @@ impl OrderEntries<'_> {
             (_, Some(t)) => t.suffix(slot) as usize,
             _ => 0,
         }
-    }
-
-    /// Number of contexts of this order (entries of order m-1; one empty context for unigrams).
-    fn num_contexts(&self, below: Option<&OrderEntries>) -> usize {
-        below.map_or(1, OrderEntries::capacity)
     }
 }
 
@@ -343,11 +337,16 @@ impl<'a> Passes<'a> {
     /// effective counts `eff` of order m: one pass in slot order, on one core.
     fn context_stats(&self, m: usize, eff: &[u32]) -> Vec<ContextStats> {
         let level = &self.levels[m - 1];
-        let below = (m >= 2).then(|| &self.levels[m - 2]);
         if self.job.is_cancelled() {
             return Vec::new();
         }
-        let mut st = vec![ContextStats::default(); level.num_contexts(below)];
+        // the contexts of order m are the entries of order m-1 (one empty context for unigrams)
+        let contexts = if m >= 2 {
+            self.levels[m - 2].capacity()
+        } else {
+            1
+        };
+        let mut st = vec![ContextStats::default(); contexts];
         for (slot, &c) in eff.iter().enumerate() {
             if let Some(key) = self.used(level, slot) {
                 st[level.context(key)].add(c, self.pruned(m, slot));

@@ -508,9 +508,10 @@ mod tests {
     #[test]
     fn a_too_small_table_is_regrown() {
         // many distinct bigrams: whatever the estimate, every count must come out right
-        let text: String = (0..3000)
-            .map(|i| format!("w{} w{}\n", i % 97, i % 89))
-            .collect();
+        let text = (0..3000)
+            .map(|i| format!("w{} w{}", i % 97, i % 89))
+            .collect::<Vec<_>>()
+            .join("\n");
         let c = corpus(&text);
         let stream = PaddedStream::new(&c, true, None);
         let chunks = sentence_chunks(&stream);

@@ -62,7 +62,7 @@ pub fn prefetch<T>(value: &T) {
         // SAFETY: prefetching is only a hint to the cache; it never faults, reads nothing into
         // the program's state, and the pointer comes from a reference.
         unsafe {
-            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast::<i8>())
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast::<i8>());
         };
     }
     #[cfg(not(target_arch = "x86_64"))]

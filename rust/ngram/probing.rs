@@ -235,14 +235,14 @@ mod tests {
                 logp: -f64::from(i),
                 weight: 0.5,
             };
-            slots.push(t.insert(pack(i, i ^ 77), e));
+            slots.push(t.insert(pack(i, i ^ 0x4d), e));
         }
         assert_eq!(t.len(), 500);
         for i in 0..500u32 {
-            let s = t.find(pack(i, i ^ 77)).unwrap();
+            let s = t.find(pack(i, i ^ 0x4d)).unwrap();
             assert_eq!(s, slots[i as usize]);
             assert_eq!(t.entry(s).logp, -f64::from(i));
-            assert_eq!(t.find(pack(i, i ^ 78)), None);
+            assert_eq!(t.find(pack(i, i ^ 0x4e)), None);
         }
         assert_eq!(t.iter().count(), 500);
         assert!(t.capacity() >= 750);

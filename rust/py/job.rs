@@ -33,7 +33,7 @@ pub fn run<T: Send>(
     let wait = |timeout: Option<Duration>| {
         let receiver = receiver
             .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         match timeout {
             Some(t) => receiver.recv_timeout(t),
             None => receiver.recv().map_err(|_| RecvTimeoutError::Disconnected),
@@ -110,7 +110,7 @@ fn report(progress: Option<&Bound<'_, PyAny>>, job: &Job) -> PyResult<()> {
 fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
     panic
         .downcast_ref::<&str>()
-        .map(|s| s.to_string())
+        .map(ToString::to_string)
         .or_else(|| panic.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "a panic".to_string())
 }

@@ -65,7 +65,7 @@ impl AtomicFile {
                     })
                 }
                 // a stale temporary of an earlier process with the same id: take the next name
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
                 Err(e) => return Err(Error::io(target)(e)),
             }
         }

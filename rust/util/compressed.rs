@@ -34,9 +34,9 @@ impl Codec {
             .and_then(|e| e.to_str())
             .map(str::to_ascii_lowercase);
         match ext.as_deref() {
-            Some("gz") | Some("gzip") => Codec::Gzip,
+            Some("gz" | "gzip") => Codec::Gzip,
             Some("xz") => Codec::Xz,
-            Some("bz2") | Some("bzip2") => Codec::Bzip2,
+            Some("bz2" | "bzip2") => Codec::Bzip2,
             _ => Codec::Plain,
         }
     }
@@ -77,12 +77,12 @@ pub fn check_regular(path: &Path) -> Result<()> {
 /// Only regular files are opened (a FIFO or a device could block or never end): anything else
 /// is refused before it is opened.
 pub fn open_read(path: &Path) -> Result<Box<dyn BufRead + Send>> {
+    const CAP: usize = 1 << 16;
     check_regular(path)?;
     let file = File::open(path).map_err(Error::io(path))?;
     let mut raw = BufReader::with_capacity(1 << 16, file);
     let head = raw.fill_buf().map_err(Error::io(path))?;
     let codec = Codec::from_magic(head);
-    const CAP: usize = 1 << 16;
     Ok(match codec {
         Codec::Plain => Box::new(raw),
         Codec::Gzip => Box::new(BufReader::with_capacity(
@@ -131,7 +131,8 @@ impl Output {
                 // `xz -T0` does): the pure-Rust encoder is slow on one core
                 let mut options = lzma_rust2::XzOptions::with_preset(1);
                 options.set_block_size(std::num::NonZeroU64::new(8 << 20));
-                let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+                let workers =
+                    std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
                 Sink::Xz(Box::new(
                     lzma_rust2::XzWriterMt::new(buf, options, workers.min(256) as u32)
                         .map_err(Error::io(path))?,

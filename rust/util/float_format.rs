@@ -160,6 +160,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::unreadable_literal)] // the values as KenLM prints them
     fn formats_like_kenlm() {
         assert_eq!(log10(-0.0000978082), "-0.0000978082");
         assert_eq!(log10(-5.302619), "-5.302619");

@@ -64,7 +64,7 @@ impl Job {
         *self
             .stage
             .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner()) = name;
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = name;
         self.total.store(total, Ordering::Relaxed);
         self.done.store(0, Ordering::Relaxed);
         self.check()
@@ -101,7 +101,7 @@ impl Job {
             stage: *self
                 .stage
                 .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner()),
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
             done: self.done.load(Ordering::Relaxed),
             total: self.total.load(Ordering::Relaxed),
         }

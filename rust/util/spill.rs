@@ -415,22 +415,19 @@ impl Drop for Sorter<'_> {
 fn sorted_records(buffer: Vec<u32>, layout: Layout, combine: bool) -> Result<Vec<u32>> {
     let width = layout.width;
     let record = |i: u32| &buffer[i as usize * width..(i as usize + 1) * width];
-    let index: Vec<u32> = match PackedKeys::for_records(&buffer, layout) {
-        Some(packed) => {
-            // the keys as 128-bit integers that compare as the records do: a fast sort
-            let mut keys: Vec<(u128, u32)> = buffer
-                .par_chunks_exact(width)
-                .enumerate()
-                .map(|(i, r)| (packed.key(r), i as u32))
-                .collect();
-            keys.par_sort_unstable_by_key(|&(k, _)| k);
-            keys.into_iter().map(|(_, i)| i).collect()
-        }
-        None => {
-            let mut index: Vec<u32> = (0..(buffer.len() / width) as u32).collect();
-            index.par_sort_unstable_by(|&a, &b| layout.compare(record(a), record(b)));
-            index
-        }
+    let index: Vec<u32> = if let Some(packed) = PackedKeys::for_records(&buffer, layout) {
+        // the keys as 128-bit integers that compare as the records do: a fast sort
+        let mut keys: Vec<(u128, u32)> = buffer
+            .par_chunks_exact(width)
+            .enumerate()
+            .map(|(i, r)| (packed.key(r), i as u32))
+            .collect();
+        keys.par_sort_unstable_by_key(|&(k, _)| k);
+        keys.into_iter().map(|(_, i)| i).collect()
+    } else {
+        let mut index: Vec<u32> = (0..(buffer.len() / width) as u32).collect();
+        index.par_sort_unstable_by(|&a, &b| layout.compare(record(a), record(b)));
+        index
     };
     let mut sorted: Vec<u32> = Vec::with_capacity(buffer.len());
     for i in index {

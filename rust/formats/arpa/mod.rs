@@ -210,7 +210,7 @@ mod tests {
         let (read, refused): (Vec<_>, Vec<_>) = texts
             .iter()
             .map(|t| read_in_blocks(t, 1 << 20))
-            .partition(|r| r.is_ok());
+            .partition(std::result::Result::is_ok);
         assert_eq!((read.len(), refused.len()), (3, 9));
     }
 
@@ -337,7 +337,7 @@ mod tests {
         let mut loaded = 0;
         for _ in 0..3000 {
             let mut bytes = TINY.as_bytes().to_vec();
-            for _ in 0..1 + next(4) {
+            for _ in 0..=next(4) {
                 let at = next(bytes.len() + 1);
                 match next(4) {
                     0 => bytes.truncate(at),

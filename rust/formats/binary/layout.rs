@@ -202,9 +202,9 @@ pub(super) fn check_fixed_header(head: &[u8], size: u64, p: &str) -> Result<()> 
         return Err(format_err(
             p,
             if file_len > size {
-                format!("truncated: {} bytes, the header says {file_len}", size)
+                format!("truncated: {size} bytes, the header says {file_len}")
             } else {
-                format!("{} bytes, the header says {file_len}", size)
+                format!("{size} bytes, the header says {file_len}")
             },
         ));
     }

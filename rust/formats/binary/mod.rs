@@ -264,7 +264,7 @@ mod tests {
         ));
         match load(&d.join("missing"), true, true, &Job::none()) {
             Err(Error::Io { source, .. }) => {
-                assert_eq!(source.kind(), std::io::ErrorKind::NotFound)
+                assert_eq!(source.kind(), std::io::ErrorKind::NotFound);
             }
             _ => panic!("expected a not-found error"),
         }

@@ -160,6 +160,25 @@ pub fn parse_header(bytes: &[u8], path: &str) -> Result<Header> {
             format!("KenLM header: probing multiplier {multiplier}, expected at least 1"),
         ));
     }
+    let search = search_kind(model_type, search_version, path)?;
+    check_vocabulary_flag(has_vocabulary, path)?;
+    let counts_end = fixed_end + 8 * order;
+    let counts = (0..order)
+        .map(|m| read_u64(bytes, fixed_end + 8 * m))
+        .collect::<Option<Vec<u64>>>()
+        .ok_or_else(|| truncated("n-gram counts"))?;
+    check_counts(&counts, path)?;
+    Ok(Header {
+        counts,
+        search,
+        data_start: counts_end.div_ceil(8) * 8,
+        probing_multiplier: multiplier,
+    })
+}
+
+/// The search structure of KenLM's model type `model_type`, whose search version must be
+/// `search_version`.
+fn search_kind(model_type: u32, search_version: u32, path: &str) -> Result<SearchKind> {
     let (search, expected_version) = match model_type {
         0 | 1 => (
             SearchKind::Probing {
@@ -190,29 +209,29 @@ pub fn parse_header(bytes: &[u8], path: &str) -> Result<Header> {
             ),
         ));
     }
+    Ok(search)
+}
+
+/// Checks the has-vocabulary flag: fastppl needs the words stored at the end of the file.
+fn check_vocabulary_flag(has_vocabulary: u8, path: &str) -> Result<()> {
     match has_vocabulary {
-        1 => {}
-        0 => {
-            return Err(format_err(
-                path,
-                "this KenLM binary file was built without its vocabulary's words \
-                 (build_binary -w none, or a very old build_binary): fastppl needs them; \
-                 rebuild it or load the ARPA file",
-            ))
-        }
-        b => {
-            return Err(format_err(
-                path,
-                format!("KenLM header: has-vocabulary flag {b}, expected 0 or 1"),
-            ))
-        }
+        1 => Ok(()),
+        0 => Err(format_err(
+            path,
+            "this KenLM binary file was built without its vocabulary's words \
+             (build_binary -w none, or a very old build_binary): fastppl needs them; \
+             rebuild it or load the ARPA file",
+        )),
+        b => Err(format_err(
+            path,
+            format!("KenLM header: has-vocabulary flag {b}, expected 0 or 1"),
+        )),
     }
-    let counts_end = fixed_end + 8 * order;
-    let counts = (0..order)
-        .map(|m| read_u64(bytes, fixed_end + 8 * m))
-        .collect::<Option<Vec<u64>>>()
-        .ok_or_else(|| truncated("n-gram counts"))?;
-    // <unk>, <s> and </s> at least; ids and entry numbers must fit in u32
+}
+
+/// Checks the n-gram counts: `<unk>`, `<s>` and `</s>` at least, and ids and entry numbers
+/// that fit in u32.
+fn check_counts(counts: &[u64], path: &str) -> Result<()> {
     if counts[0] < 3 {
         return Err(format_err(
             path,
@@ -232,12 +251,7 @@ pub fn parse_header(bytes: &[u8], path: &str) -> Result<Header> {
             ),
         ));
     }
-    Ok(Header {
-        counts,
-        search,
-        data_start: counts_end.div_ceil(8) * 8,
-        probing_multiplier: multiplier,
-    })
+    Ok(())
 }
 
 #[cfg(test)]
