@@ -17,8 +17,9 @@ use std::io::Write;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use super::{adjusted_path, io_error, read_vocab, unigrams_path, write_atomically, write_stream};
+use super::{adjusted_path, io_error, merge_each, read_vocab, unigrams_path};
 use super::{partition_of, PartitionSummary};
+use super::{write_atomically, write_stream};
 use crate::corpus::vocab::{Vocab, BOS, EOS};
 use crate::error::{Error, Result};
 use crate::estimate::budgeted::{
@@ -89,6 +90,27 @@ fn range_of(ranges: &[Range<u32>], word: u32) -> usize {
     ranges.partition_point(|r| r.end <= word)
 }
 
+/// One sorter per partition or range, `memory` bytes among them.
+fn sorters<'d>(
+    n: usize,
+    layout: Layout,
+    memory: usize,
+    dir: &'d WorkDir,
+    name: &str,
+) -> Vec<Sorter<'d>> {
+    (0..n)
+        .map(|_| Sorter::new(layout, false, memory / n, dir, name))
+        .collect()
+}
+
+/// Writes the records of sorter `i` to `path(i)`.
+fn write_sorted(sorters: Vec<Sorter<'_>>, path: impl Fn(usize) -> PathBuf) -> Result<()> {
+    for (i, sorter) in sorters.into_iter().enumerate() {
+        write_stream(&path(i), sorter.finish()?)?;
+    }
+    Ok(())
+}
+
 /// What every task of step 4 derives alike from the job directory and the summed figures.
 struct Setup {
     vocab: Vocab,
@@ -97,13 +119,14 @@ struct Setup {
 }
 
 impl Setup {
-    fn new(
-        job: &Path,
-        partitions: usize,
-        order: usize,
-        smoothing: &Smoothing,
-        totals: &PartitionSummary,
-    ) -> Result<Setup> {
+    fn new(step: Step<'_>, totals: &PartitionSummary) -> Result<Setup> {
+        let Step {
+            job,
+            partitions,
+            order,
+            smoothing,
+            ..
+        } = step;
         if partitions == 0 {
             return Err(Error::invalid("partitions must be at least 1".to_string()));
         }
@@ -173,7 +196,7 @@ pub fn context_range(
         smoothing,
         memory,
     } = step;
-    let setup = Setup::new(job, partitions, order, smoothing, totals)?;
+    let setup = Setup::new(step, totals)?;
     let words = setup.ranges[range].clone();
     let dir = WorkDir::new(job)?;
     task.stage("context statistics", 0)?;
@@ -187,17 +210,8 @@ pub fn context_range(
             })
             .collect::<Result<Vec<_>>>()?;
         let ngrams = RecordStream::merge_spans(&spans, layout, false, memory / 2)?;
-        let mut terms: Vec<Sorter> = (0..partitions)
-            .map(|_| {
-                Sorter::new(
-                    Layout::new(m, 6, KeyOrder::Suffix),
-                    false,
-                    memory / 2 / partitions,
-                    &dir,
-                    "terms",
-                )
-            })
-            .collect();
+        let suffix_terms = Layout::new(m, 6, KeyOrder::Suffix);
+        let mut terms = sorters(partitions, suffix_terms, memory / 2, &dir, "terms");
         let weights = weights_path(job, m - 1, range);
         write_atomically(&weights, |out| {
             let mut row: Vec<u32> = Vec::with_capacity(m + 1);
@@ -214,9 +228,7 @@ pub fn context_range(
                 },
             )
         })?;
-        for (p, sorter) in terms.into_iter().enumerate() {
-            write_stream(&terms_path(job, m, p, range), sorter.finish()?)?;
-        }
+        write_sorted(terms, |p| terms_path(job, m, p, range))?;
     }
     Ok(())
 }
@@ -234,34 +246,23 @@ pub fn join_partition(
         job,
         partitions,
         order,
-        smoothing,
         memory,
+        ..
     } = step;
-    let setup = Setup::new(job, partitions, order, smoothing, totals)?;
+    let setup = Setup::new(step, totals)?;
     let dir = WorkDir::new(job)?;
     task.stage("interpolating", 0)?;
     let mut lower: Option<RecordReader> = None;
     for m in 2..=order {
-        let inputs: Vec<PathBuf> = (0..partitions)
-            .map(|r| terms_path(job, m, partition, r))
-            .collect();
-        let terms = RecordStream::merge_files(
-            &inputs,
+        let terms = merge_each(
+            partitions,
+            |r| terms_path(job, m, partition, r),
             Layout::new(m, 6, KeyOrder::Suffix),
             false,
             memory / 2,
         )?;
-        let mut probs: Vec<Sorter> = (0..partitions)
-            .map(|_| {
-                Sorter::new(
-                    Layout::new(m, 2, KeyOrder::Prefix),
-                    false,
-                    memory / 2 / partitions,
-                    &dir,
-                    "probs",
-                )
-            })
-            .collect();
+        let prefix_probs = Layout::new(m, 2, KeyOrder::Prefix);
+        let mut probs = sorters(partitions, prefix_probs, memory / 2, &dir, "probs");
         lower = Some(join_lower(
             terms,
             m,
@@ -270,9 +271,7 @@ pub fn join_partition(
             (&dir, task),
             |row| probs[range_of(&setup.ranges, row[0])].push(row),
         )?);
-        for (r, sorter) in probs.into_iter().enumerate() {
-            write_stream(&probs_path(job, m, r, partition), sorter.finish()?)?;
-        }
+        write_sorted(probs, |r| probs_path(job, m, r, partition))?;
     }
     Ok(())
 }
@@ -288,14 +287,14 @@ pub fn write_range(
         job,
         partitions,
         order,
-        smoothing,
         memory,
+        ..
     } = step;
     let Setup {
         vocab,
         mut globals,
         ranges,
-    } = Setup::new(job, partitions, order, smoothing, totals)?;
+    } = Setup::new(step, totals)?;
     task.stage("writing ARPA", 0)?;
     let words = ranges[range].clone();
     let weights = |m: usize| {
@@ -317,11 +316,9 @@ pub fn write_range(
                 let ids = words.start as usize..words.end as usize;
                 write_unigrams(&mut piece, &vocab, &globals.unigrams, ids, &name)
             } else {
-                let inputs: Vec<PathBuf> = (0..partitions)
-                    .map(|p| probs_path(job, m, range, p))
-                    .collect();
-                let probs = RecordStream::merge_files(
-                    &inputs,
+                let probs = merge_each(
+                    partitions,
+                    |p| probs_path(job, m, range, p),
                     Layout::new(m, 2, KeyOrder::Prefix),
                     false,
                     memory,

@@ -118,6 +118,18 @@ fn write_atomically(
     result
 }
 
+/// The merge of the sorted files `path(0..n)` (see [`RecordStream::merge_files`]).
+fn merge_each(
+    n: usize,
+    path: impl Fn(usize) -> PathBuf,
+    layout: Layout,
+    combine: bool,
+    memory: usize,
+) -> Result<RecordStream> {
+    let inputs: Vec<PathBuf> = (0..n).map(path).collect();
+    RecordStream::merge_files(&inputs, layout, combine, memory)
+}
+
 /// Writes the records of `stream` to `path`.
 fn write_stream(path: &Path, mut stream: RecordStream) -> Result<()> {
     write_atomically(path, |out| {
@@ -235,11 +247,9 @@ pub fn adjust_partition(
     task: &Job,
 ) -> Result<PartitionSummary> {
     let vocab_len = read_vocab(job)?.len();
-    let inputs: Vec<PathBuf> = (0..shards)
-        .map(|shard| counts_path(job, partition, shard))
-        .collect();
-    let counts = RecordStream::merge_files(
-        &inputs,
+    let counts = merge_each(
+        shards,
+        |shard| counts_path(job, partition, shard),
         Layout::new(order, 1, KeyOrder::Suffix),
         true,
         memory,
