@@ -45,6 +45,17 @@ __all__ = ["DistributedSummary", "score", "train"]
 MAX_RETRIES = 3
 
 
+#: Folders of the job directory that no task reads once a pass is done: removed then, so that
+#: the job's disk use peaks lower (a retried task only reads its own pass's inputs).
+_DONE_WITH = {
+    "vocabulary merge": ("vocab",),
+    "adjust": ("counts",),
+    "context": ("adjusted",),
+    "join": ("terms",),
+    "write": ("probs", "weights"),
+}
+
+
 class _CrashOnce(NamedTuple):
     """A test hook (`train`'s private ``_crash_once``): task `index` of `stage` exits its process
     if the file `marker` does not exist yet, after creating it, so that its first attempt dies
@@ -343,6 +354,8 @@ def train(
     def run(stage: str, task: Any, *calls: tuple[Any, ...]) -> list[Any]:
         start = time.perf_counter()
         results = _gather([task.options(**options).remote(*call) for call in calls], stage)
+        for folder in _DONE_WITH.get(stage, ()):
+            shutil.rmtree(os.path.join(job, folder), ignore_errors=True)
         seconds[stage] = time.perf_counter() - start
         return results
 
