@@ -240,6 +240,18 @@ class NGramModel:
         token_logprobs: bool = False,
         progress: _ProgressCallback | None = None,
     ) -> dict[str, npt.NDArray[np.float64] | npt.NDArray[np.uint32]]: ...
+    def evaluate_texts(
+        self,
+        texts: list[str],
+        tokenizer: str,
+        sentences: str,
+        punkt: PunktModel | None = None,
+        skip_line_prefixes: list[str] = ...,
+        lowercase: bool = False,
+        oov: str = "unk",
+    ) -> tuple[
+        dict[str, npt.NDArray[np.float64] | npt.NDArray[np.uint32]], npt.NDArray[np.uint64]
+    ]: ...
 
 @final
 class ContextScorer:
