@@ -277,8 +277,11 @@ def train(
             ``format="binary"``.
         order: n-gram order, 2 to ``fastppl.MAX_ORDER``.
         smoothing: ``"modified_kneser_ney"`` (``discount_fallback``), ``"kneser_ney"``,
-            ``"absolute_discounting"`` (``discount``) or ``"witten_bell"``.
-        partitions: hash partitions of the n-grams (default: the number of inputs).
+            ``"absolute_discounting"`` (``discount``) or ``"witten_bell"``. Stupid backoff
+            and the other estimators without an ARPA form raise `InvalidArgumentError`: fit
+            them on one machine (``fastppl train --smoothing stupid_backoff m.fppl``).
+        partitions: hash partitions of the n-grams, and ranges of first words (default: the
+            number of inputs).
         memory: sort buffers of each task (``"1G"``, ``"512M"``, bytes), as in ``train_arpa``.
         work_dir: where the job directory goes (default: the output's directory).
         prune: pruning thresholds per order, as in `NGramModel.fit`.
@@ -405,7 +408,8 @@ def train(
 
 
 class _Scorer:
-    """A Ray Data actor: the model mapped once, then batches of texts scored in Rust."""
+    """A Ray Data actor: the model mapped once, then each batch of texts read and scored in one
+    Rust call with the GIL released (`NGramModel.evaluate_texts`)."""
 
     def __init__(
         self,
@@ -425,9 +429,8 @@ class _Scorer:
                 f"(columns: {', '.join(batch.column_names)})"
             )
         texts = batch.column(self.column).to_pylist()
-        corpus = Corpus.from_texts(texts, **self.text_options)
         try:
-            result = self.model.evaluate(corpus, self.oov)
+            result = self.model.evaluate_texts(texts, self.oov, **self.text_options)
             columns = (
                 result.document_perplexities,
                 result.document_log_probs,
@@ -463,9 +466,11 @@ def score(
     Each of ``concurrency`` actors loads the binary model (``NGramModel.save``) from
     ``model_path`` (a path every worker can read; copy it to local disk first if it is on
     network storage): the file is memory-mapped, so actors on a node share its pages, and the
-    model never goes through the object store. Each batch of texts is tokenized and scored in
-    Rust; the numbers are those of ``NGramModel.evaluate`` on each document (``nan`` perplexity
-    for a document with no counted token, as there).
+    model never goes through the object store. Each batch of texts is read and scored in one
+    Rust call with the GIL released (`NGramModel.evaluate_texts`); the numbers are those of
+    ``NGramModel.evaluate`` on each document (``nan`` perplexity for a document with no counted
+    token, as there). Ray Data hands whole blocks to actors: give the dataset at least as many
+    blocks as actors (``dataset.repartition(n)``), or some actors wait.
 
     Args:
         model_path: the binary model file.
