@@ -81,7 +81,8 @@ class DistributedSummary(NamedTuple):
     shards: int
     """Input files, one count task each."""
     partitions: int
-    """Hash partitions of the n-grams, one adjust task each."""
+    """Hash partitions of the n-grams (one adjust and one join task each), and ranges of first
+    words (one context and one write task each)."""
     seconds: dict[str, float]
     """Wall-clock seconds of each pass (``vocabulary``, ``vocabulary merge``, ``count``,
     ``adjust``, ``context``, ``join``, ``write``, ``assemble``, and ``binary`` for a binary

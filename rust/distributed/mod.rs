@@ -229,7 +229,7 @@ pub fn count_shard(
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PartitionSummary {
     /// Count-of-counts n[1..=4] of the effective counts of orders 2..=N (index m-1; index 0,
-    /// the unigrams', is left to [`write_arpa`]).
+    /// the unigrams', is derived by every task of step 4 from the summed unigram counts).
     pub count_of_counts: Vec<[u64; 5]>,
     /// N-grams kept per order 2..=N (index m-1; index 0 is 0).
     pub ngram_counts: Vec<u64>,
