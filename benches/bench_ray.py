@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -56,27 +57,53 @@ SCORE = """
 import json, lzma, sys, time, itertools
 import ray
 import fastppl.ray as fray
-model, shard, lines_per_doc, max_lines, actors = json.loads(sys.argv[1])
-with lzma.open(shard, "rt", encoding="utf-8") as f:
-    lines = list(itertools.islice(f, max_lines))
-docs = ["".join(lines[i : i + lines_per_doc]) for i in range(0, len(lines), lines_per_doc)]
+model, shards, lines_per_doc, max_lines, actors = json.loads(sys.argv[1])
+docs = []
+for shard in shards:
+    with lzma.open(shard, "rt", encoding="utf-8") as f:
+        lines = list(itertools.islice(f, max_lines))
+    docs += ["".join(lines[i : i + lines_per_doc]) for i in range(0, len(lines), lines_per_doc)]
 ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR")
+def timed(ds):
+    t0 = time.perf_counter()
+    scored = fray.score(model, ds, concurrency=actors, batch_size=2000,
+                        tokenizer="whitespace", sentences="lines").materialize()
+    return time.perf_counter() - t0, int(scored.sum("num_tokens"))
+# the fixed cost apart: actors started, model loaded (and verified) by each, one row scored
+startup, _ = timed(ray.data.from_items([{"text": docs[0]}]).materialize())
 ds = ray.data.from_items([{"text": d} for d in docs]).materialize()
+seconds, tokens = timed(ds)
+print(json.dumps({"seconds": seconds, "tokens": tokens, "docs": len(docs),
+                  "blocks": ds.num_blocks(), "startup_seconds": startup}))
+"""
+
+# the same documents scored in this process on one thread: the work one actor has to do
+SCORE_IN_PROCESS = """
+import json, lzma, sys, time, itertools
+from fastppl import Corpus, NGramModel
+model, shards, lines_per_doc, max_lines = json.loads(sys.argv[1])
+docs = []
+for shard in shards:
+    with lzma.open(shard, "rt", encoding="utf-8") as f:
+        lines = list(itertools.islice(f, max_lines))
+    docs += ["".join(lines[i : i + lines_per_doc]) for i in range(0, len(lines), lines_per_doc)]
+m = NGramModel.load(model)
 t0 = time.perf_counter()
-scored = fray.score(model, ds, concurrency=actors, batch_size=2000,
-                    tokenizer="whitespace", sentences="lines").materialize()
-seconds = time.perf_counter() - t0
-tokens = int(scored.sum("num_tokens"))
-print(json.dumps({"seconds": seconds, "tokens": tokens, "docs": len(docs)}))
+tokens = 0
+for i in range(0, len(docs), 2000):
+    tokens += int(m.evaluate(Corpus.from_texts(docs[i : i + 2000], tokenizer="whitespace",
+                                               sentences="lines")).num_tokens)
+print(json.dumps({"seconds": time.perf_counter() - t0, "tokens": tokens}))
 """
 
 
-def run(code: str, *args: object) -> dict:
+def run(code: str, *args: object, env: dict[str, str] | None = None) -> dict:
     proc = subprocess.run(
         [sys.executable, "-c", code, json.dumps(args)],
         capture_output=True,
         text=True,
         check=False,
+        env=None if env is None else {**os.environ, **env},
     )
     if proc.returncode != 0:
         raise RuntimeError(f"case failed:\n{proc.stderr[-3000:]}")
@@ -99,7 +126,10 @@ def main() -> None:
     ap.add_argument("--task-memory", default="1G", help="sort buffers of each Ray task")
     ap.add_argument("--partitions", type=int, default=4)
     ap.add_argument("--repeats", type=int, default=1)
-    ap.add_argument("--score-lines", type=int, default=400_000, help="lines of text scored")
+    ap.add_argument(
+        "--score-shards", type=int, default=4, help="Gutenberg shards scored (from the second)"
+    )
+    ap.add_argument("--score-lines", type=int, default=2_000_000, help="lines scored per shard")
     ap.add_argument("--skip-train", action="store_true")
     ap.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "fastppl-ray")
     ap.add_argument("--json", type=Path)
@@ -153,17 +183,23 @@ def main() -> None:
         ],
         check=True,
     )
-    for actors in (1, 2):
-        for _ in range(args.repeats):
-            results.setdefault(f"score-{actors}", []).append(
-                run(SCORE, str(model), str(GUTENBERG[1]), 20, args.score_lines, actors)
-            )
+    scored = [str(p) for p in GUTENBERG[1 : 1 + args.score_shards]]
+    score_args = (str(model), scored, 20, args.score_lines)
+    for _ in range(args.repeats):
+        results.setdefault("score-in-process", []).append(
+            run(SCORE_IN_PROCESS, *score_args, env={"RAYON_NUM_THREADS": "1"})
+        )
+        for actors in (1, 2):
+            results.setdefault(f"score-{actors}", []).append(run(SCORE, *score_args, actors))
     model.unlink()
 
     def med(case: str, key: str = "seconds") -> float:
         return statistics.median(r[key] for r in results[case])
 
     print(f"order {args.order}, {args.shards} Gutenberg shards, {args.partitions} partitions")
+    print(
+        "  load average at the end (1, 5, 15 min): " + " ".join(f"{x:.1f}" for x in os.getloadavg())
+    )
     if not args.skip_train:
         base = med("single")
         tokens = results["single"][0]["tokens"]
@@ -179,12 +215,21 @@ def main() -> None:
             passes = results[f"ray-{w}"][0]["passes"]
             print("    passes: " + ", ".join(f"{k} {v:.1f} s" for k, v in passes.items()))
         print(f"  scaling 1 -> 2 workers: {med('ray-1') / med('ray-2'):.2f}x")
+    local = statistics.median(r["tokens"] / r["seconds"] for r in results["score-in-process"])
+    print(f"  scoring in process, 1 thread: {local / 1e6:.2f} M tokens/s")
+
+    def rate(case: str) -> float:
+        return statistics.median(r["tokens"] / r["seconds"] for r in results[case])
+
     for a in (1, 2):
-        tps = statistics.median(r["tokens"] / r["seconds"] for r in results[f"score-{a}"])
-        print(f"  scoring, {a} actor(s): {tps / 1e6:.2f} M tokens/s ({med(f'score-{a}'):.1f} s)")
-    one = statistics.median(r["tokens"] / r["seconds"] for r in results["score-1"])
-    two = statistics.median(r["tokens"] / r["seconds"] for r in results["score-2"])
-    print(f"  scoring 2 actors vs 1: {two / one:.2f}x")
+        first = results[f"score-{a}"][0]
+        print(
+            f"  scoring, {a} actor(s): {rate(f'score-{a}') / 1e6:.2f} M tokens/s "
+            f"({med(f'score-{a}'):.1f} s for {first['tokens']:,} tokens in {first['blocks']} "
+            f"blocks; a one-row dataset alone takes {med(f'score-{a}', 'startup_seconds'):.1f} s:"
+            " actors started, model loaded)"
+        )
+    print(f"  scoring 2 actors vs 1: {rate('score-2') / rate('score-1'):.2f}x")
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
 

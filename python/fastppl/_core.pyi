@@ -2,7 +2,7 @@
 
 import os
 from collections.abc import Callable, Iterable, Sequence
-from typing import TypeAlias, final
+from typing import Literal, TypeAlias, final
 
 import numpy as np
 import numpy.typing as npt
@@ -21,11 +21,12 @@ __all__ = [
     "__version__",
     "count_ngrams",
     "distributed_adjust",
+    "distributed_assemble",
     "distributed_check",
     "distributed_count",
+    "distributed_interpolate",
     "distributed_merge_vocab",
     "distributed_shard_vocab",
-    "distributed_write_arpa",
     "logits_target_logprobs",
     "nltk_word_tokenize",
     "train_arpa",
@@ -151,20 +152,27 @@ def distributed_adjust(
     discount_fallback: bool = False,
     prune: list[int] = ...,
 ) -> tuple[list[list[int]], list[int]]: ...
-def distributed_write_arpa(
+def distributed_interpolate(
+    stage: Literal["context", "join", "write"],
     job: str | os.PathLike[str],
     partitions: int,
+    index: int,
     order: int,
     smoothing: str,
     count_of_counts: list[list[int]],
     ngram_counts: list[int],
-    path: str | os.PathLike[str],
     memory: int,
     k: float | None = None,
     discount: float | None = None,
     alpha: float | None = None,
     discount_fallback: bool = False,
     prune: list[int] = ...,
+) -> None: ...
+def distributed_assemble(
+    job: str | os.PathLike[str],
+    partitions: int,
+    ngram_counts: list[int],
+    path: str | os.PathLike[str],
 ) -> list[int]: ...
 
 @final
@@ -232,6 +240,18 @@ class NGramModel:
         token_logprobs: bool = False,
         progress: _ProgressCallback | None = None,
     ) -> dict[str, npt.NDArray[np.float64] | npt.NDArray[np.uint32]]: ...
+    def evaluate_texts(
+        self,
+        texts: list[str],
+        tokenizer: str,
+        sentences: str,
+        punkt: PunktModel | None = None,
+        skip_line_prefixes: list[str] = ...,
+        lowercase: bool = False,
+        oov: str = "unk",
+    ) -> tuple[
+        dict[str, npt.NDArray[np.float64] | npt.NDArray[np.uint32]], npt.NDArray[np.uint64]
+    ]: ...
 
 @final
 class ContextScorer:

@@ -12,7 +12,7 @@ import numpy as np
 
 from fastppl import _core
 from fastppl._checks import LogBase, check_bool, check_int, check_tokens, log_base_divisor
-from fastppl.corpus import Corpus
+from fastppl.corpus import Corpus, _TextOptions
 from fastppl.errors import (
     InvalidArgumentError,
     InvalidTypeError,
@@ -22,6 +22,8 @@ from fastppl.errors import (
 )
 from fastppl.progress import Progress, reporter
 from fastppl.result import EvaluationResult
+from fastppl.text import SentenceMode, Tokenizer, _check_prefixes
+from fastppl.tokenize import punkt_model
 
 Smoothing = Literal[
     "mle",
@@ -598,6 +600,58 @@ class NGramModel:
         if not isinstance(corpus, Corpus):
             raise InvalidTypeError(f"corpus must be a fastppl.Corpus, got {type(corpus).__name__}")
         token_logprobs = check_bool("token_logprobs", token_logprobs)
+        self._check_normalized(allow_unnormalized)
+        with reporter(progress) as report:
+            raw = self._inner.evaluate(corpus._inner, oov, token_logprobs, progress=report)
+        return self._result(raw, corpus.document_offsets(), oov)
+
+    def evaluate_texts(
+        self,
+        texts: Sequence[str],
+        oov: OovPolicy = "unk",
+        *,
+        tokenizer: Tokenizer = "nltk",
+        sentences: SentenceMode | None = None,
+        lowercase: bool = False,
+        skip_line_prefixes: Sequence[str] = (),
+        language: str = "english",
+        allow_unnormalized: bool = False,
+    ) -> EvaluationResult:
+        """Scores each text as a document: ``evaluate(Corpus.from_texts(texts, ...), oov)``, the
+        same numbers, in one Rust call that reads and scores the whole batch with the GIL
+        released (no Python work per text: for batches of many short documents, as the scoring
+        actors of `fastppl.ray` get). Options as in `Corpus.from_texts` (its native tokenizers)
+        and :meth:`evaluate`.
+
+        >>> m = NGramModel.fit(Corpus.from_sentences([["a", "b"], ["b", "a"]]), order=2,
+        ...                    smoothing="witten_bell")
+        >>> r = m.evaluate_texts(["a b", "", "b b a"], tokenizer="whitespace")
+        >>> r.document_num_tokens.tolist(), r.num_tokens
+        ([3, 0, 4], 7)
+        """
+        texts = list(texts)
+        for text in texts:
+            if not isinstance(text, str):
+                raise InvalidTypeError(f"texts must hold str, got {type(text).__name__}")
+        options = _TextOptions.checked(
+            tokenizer, sentences, lowercase, skip_line_prefixes, language, "native"
+        )
+        prefixes = list(_check_prefixes(options.skip_line_prefixes))
+        punkt = punkt_model(options.language) if options.native_nltk() else None
+        self._check_normalized(allow_unnormalized)
+        raw, offsets = self._inner.evaluate_texts(
+            texts,
+            options.tokenizer,
+            options.sentences,
+            punkt,
+            prefixes,
+            check_bool("lowercase", options.lowercase),
+            oov,
+        )
+        return self._result(raw, offsets, oov)
+
+    def _check_normalized(self, allow_unnormalized: bool) -> None:
+        """Refuses to score with a stupid-backoff model unless allowed (then warns)."""
         if not self.normalized:
             if not allow_unnormalized:
                 raise NotNormalizedError(
@@ -606,19 +660,20 @@ class NGramModel:
                 )
             warnings.warn(
                 f"{self.smoothing} scores are not normalized: this is not a perplexity",
-                stacklevel=2,
+                stacklevel=3,
             )
-        with reporter(progress) as report:
-            raw = self._inner.evaluate(corpus._inner, oov, token_logprobs, progress=report)
-        result = EvaluationResult.from_sentences(
-            raw, corpus.document_offsets(), skip_oov=oov == "skip"
-        )
+
+    def _result(
+        self, raw: dict[str, np.ndarray], document_offsets: np.ndarray, oov: str
+    ) -> EvaluationResult:
+        """The result of the core's per-sentence arrays; warns of probability-0 tokens."""
+        result = EvaluationResult.from_sentences(raw, document_offsets, skip_oov=oov == "skip")
         if result.num_zero_probability:
             warnings.warn(
                 f"{result.num_zero_probability} sentence(s) contain a token of probability 0 "
                 f"under {self.smoothing}: the perplexity is infinite",
                 ZeroProbabilityWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
         return result
 

@@ -17,7 +17,7 @@ import os
 import shutil
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -44,10 +44,33 @@ __all__ = ["DistributedSummary", "score", "train"]
 #: Retries of a task whose worker died (Ray's own retry; fastppl's errors are not retried).
 MAX_RETRIES = 3
 
-#: Fault injection for tests: ``"STAGE:INDEX:MARKER"`` makes task INDEX of STAGE (``vocab``,
-#: ``count``, ``adjust``, ``write``) exit its process if the file MARKER does not exist yet,
-#: after creating it, so that its first attempt dies and the retry runs.
-CRASH_ONCE_ENV = "FASTPPL_RAY_CRASH_ONCE"
+
+#: Folders of the job directory that no task reads once a pass is done: removed then, so that
+#: the job's disk use peaks lower (a retried task only reads its own pass's inputs).
+_DONE_WITH = {
+    "vocabulary merge": ("vocab",),
+    "adjust": ("counts",),
+    "context": ("adjusted",),
+    "join": ("terms",),
+    "write": ("probs", "weights"),
+}
+
+
+class _CrashOnce(NamedTuple):
+    """A test hook (`train`'s private ``_crash_once``): task `index` of `stage` exits its process
+    if the file `marker` does not exist yet, after creating it, so that its first attempt dies
+    and Ray's retry runs. Passed to the tasks as an argument: nothing a user sets by accident
+    (such as an environment variable) can reach it."""
+
+    stage: str
+    index: int
+    marker: str
+
+    def __call__(self, stage: str, index: int) -> None:
+        if (self.stage, self.index) == (stage, index) and not os.path.exists(self.marker):
+            with open(self.marker, "w"):
+                pass
+            os._exit(1)
 
 
 class DistributedSummary(NamedTuple):
@@ -58,31 +81,30 @@ class DistributedSummary(NamedTuple):
     shards: int
     """Input files, one count task each."""
     partitions: int
-    """Hash partitions of the n-grams, one adjust task each."""
+    """Hash partitions of the n-grams (one adjust and one join task each), and ranges of first
+    words (one context and one write task each)."""
     seconds: dict[str, float]
     """Wall-clock seconds of each pass (``vocabulary``, ``vocabulary merge``, ``count``,
-    ``adjust``, ``write``, and ``binary`` for a binary output), from submitting its tasks to
-    their last result."""
+    ``adjust``, ``context``, ``join``, ``write``, ``assemble``, and ``binary`` for a binary
+    output), from submitting its tasks to their last result."""
 
 
-def _crash_if_asked(stage: str, index: int) -> None:
-    spec = os.environ.get(CRASH_ONCE_ENV)
-    if not spec:
-        return
-    want_stage, want_index, marker = spec.split(":", 2)
-    if (want_stage, int(want_index)) == (stage, index) and not os.path.exists(marker):
-        with open(marker, "w"):
-            pass
-        os._exit(1)
+def _no_crash(stage: str, index: int) -> None:
+    """What tasks run in place of a `_CrashOnce` hook: nothing."""
 
 
 def _read_shard(path: str, text_options: dict[str, Any]) -> Corpus:
     return Corpus.from_file(path, **text_options)
 
 
+Crash = Callable[[str, int], None]
+
+
 @ray.remote(max_retries=MAX_RETRIES)
-def _vocab_task(path: str, job: str, shard: int, text_options: dict[str, Any]) -> None:
-    _crash_if_asked("vocab", shard)
+def _vocab_task(
+    path: str, job: str, shard: int, text_options: dict[str, Any], crash: Crash
+) -> None:
+    crash("vocab", shard)
     _core.distributed_shard_vocab(_read_shard(path, text_options)._inner, job, shard)
 
 
@@ -100,17 +122,24 @@ def _count_task(
     memory: int,
     text_options: dict[str, Any],
     args: dict[str, Any],
+    crash: Crash,
 ) -> None:
-    _crash_if_asked("count", shard)
+    crash("count", shard)
     corpus = _read_shard(path, text_options)
     _core.distributed_count(corpus._inner, job, shard, args["order"], partitions, memory)
 
 
 @ray.remote(max_retries=MAX_RETRIES)
 def _adjust_task(
-    job: str, partition: int, shards: int, smoothing: str, memory: int, args: dict[str, Any]
+    job: str,
+    partition: int,
+    shards: int,
+    smoothing: str,
+    memory: int,
+    args: dict[str, Any],
+    crash: Crash,
 ) -> tuple[list[list[int]], list[int]]:
-    _crash_if_asked("adjust", partition)
+    crash("adjust", partition)
     coc, counts = _core.distributed_adjust(
         job, partition, shards, smoothing=smoothing, memory=memory, **args
     )
@@ -118,27 +147,39 @@ def _adjust_task(
 
 
 @ray.remote(max_retries=MAX_RETRIES)
-def _write_task(
+def _interpolate_task(
+    stage: str,
     job: str,
     partitions: int,
+    index: int,
     smoothing: str,
     totals: tuple[list[list[int]], list[int]],
-    path: str,
     memory: int,
     args: dict[str, Any],
-) -> list[int]:
-    _crash_if_asked("write", 0)
+    crash: Crash,
+) -> None:
+    """Range or partition `index` of step 4a, 4b or 4c (`stage`: context, join, write)."""
+    crash(stage, index)
     coc, counts = totals
-    return _core.distributed_write_arpa(
+    _core.distributed_interpolate(
+        stage,
         job,
         partitions,
+        index,
         smoothing=smoothing,
         count_of_counts=coc,
         ngram_counts=counts,
-        path=path,
         memory=memory,
         **args,
     )
+
+
+@ray.remote(max_retries=MAX_RETRIES)
+def _assemble_task(
+    job: str, partitions: int, ngram_counts: list[int], path: str, crash: Crash
+) -> list[int]:
+    crash("assemble", 0)
+    return _core.distributed_assemble(job, partitions, ngram_counts, path)
 
 
 @ray.remote(max_retries=MAX_RETRIES)
@@ -197,6 +238,7 @@ def train(
     language: str = "english",
     ray_options: dict[str, Any] | None = None,
     format: str | None = None,
+    _crash_once: tuple[str, int, str] | None = None,
     **params: Any,
 ) -> DistributedSummary:
     """Estimates an n-gram model of many text files with Ray tasks and writes it as ARPA (or in
@@ -212,8 +254,12 @@ def train(
        per hash partition of their last word;
     3. one task per partition merges its files and derives the adjusted counts (every n-gram
        sharing a suffix is in one partition) and its count-of-counts, which the driver sums;
-    4. one task merges the partitions of each order, computes the discounts from the summed
-       count-of-counts, interpolates and writes the ARPA file (this pass is not partitioned);
+    4. interpolation and writing, partitioned too (each task derives the discounts from the
+       summed count-of-counts): one task per range of first words computes its contexts'
+       statistics and weights (``context``); one task per partition joins each order with the
+       order below (``join``: an n-gram's suffix ends with the same last word); one task per
+       range writes its lines of every ARPA section (``write``); one task puts the header and
+       the pieces together (``assemble``);
     5. for a binary output only, one task reads that ARPA file into a model and saves it (that
        task holds the whole model in memory, as loading it will).
 
@@ -232,8 +278,11 @@ def train(
             ``format="binary"``.
         order: n-gram order, 2 to ``fastppl.MAX_ORDER``.
         smoothing: ``"modified_kneser_ney"`` (``discount_fallback``), ``"kneser_ney"``,
-            ``"absolute_discounting"`` (``discount``) or ``"witten_bell"``.
-        partitions: hash partitions of the n-grams (default: the number of inputs).
+            ``"absolute_discounting"`` (``discount``) or ``"witten_bell"``. Stupid backoff
+            and the other estimators without an ARPA form raise `InvalidArgumentError`: fit
+            them on one machine (``fastppl train --smoothing stupid_backoff m.fppl``).
+        partitions: hash partitions of the n-grams, and ranges of first words (default: the
+            number of inputs).
         memory: sort buffers of each task (``"1G"``, ``"512M"``, bytes), as in ``train_arpa``.
         work_dir: where the job directory goes (default: the output's directory).
         prune: pruning thresholds per order, as in `NGramModel.fit`.
@@ -243,6 +292,7 @@ def train(
         ray_options: options for every task (``.options(**ray_options)``), e.g. ``num_cpus``
             (default 1; each task's Rust threads are capped to it), ``resources`` or
             ``runtime_env``.
+        _crash_once: a test hook, ``(stage, index, marker)``: see `_CrashOnce`.
         **params: the estimator's parameters.
 
     Returns:
@@ -301,37 +351,52 @@ def train(
         )
     )
     options = _with_threads({"num_cpus": 1, **(ray_options or {})})
+    crash: Crash = _no_crash if _crash_once is None else _CrashOnce(*_crash_once)
 
     seconds: dict[str, float] = {}
 
     def run(stage: str, task: Any, *calls: tuple[Any, ...]) -> list[Any]:
         start = time.perf_counter()
         results = _gather([task.options(**options).remote(*call) for call in calls], stage)
+        for folder in _DONE_WITH.get(stage, ()):
+            shutil.rmtree(os.path.join(job, folder), ignore_errors=True)
         seconds[stage] = time.perf_counter() - start
         return results
 
     os.makedirs(job)
     try:
         shards = range(len(paths))
-        run("vocabulary", _vocab_task, *[(p, job, i, text_options) for i, p in enumerate(paths)])
+        run(
+            "vocabulary",
+            _vocab_task,
+            *[(p, job, i, text_options, crash) for i, p in enumerate(paths)],
+        )
         run("vocabulary merge", _merge_vocab_task, (job, len(paths)))
         run(
             "count",
             _count_task,
-            *[(paths[i], job, i, partitions, task_memory, text_options, args) for i in shards],
+            *[
+                (paths[i], job, i, partitions, task_memory, text_options, args, crash)
+                for i in shards
+            ],
         )
         summaries = run(
             "adjust",
             _adjust_task,
-            *[(job, p, len(paths), smoothing, task_memory, args) for p in range(partitions)],
+            *[(job, p, len(paths), smoothing, task_memory, args, crash) for p in range(partitions)],
         )
         coc = np.sum([s[0] for s in summaries], axis=0, dtype=np.uint64).tolist()
         counts = np.sum([s[1] for s in summaries], axis=0, dtype=np.uint64).tolist()
-        (ngram_counts,) = run(
-            "write",
-            _write_task,
-            (job, partitions, smoothing, (coc, counts), partial, task_memory, args),
-        )
+        for stage in ("context", "join", "write"):
+            run(
+                stage,
+                _interpolate_task,
+                *[
+                    (stage, job, partitions, i, smoothing, (coc, counts), task_memory, args, crash)
+                    for i in range(partitions)
+                ],
+            )
+        (ngram_counts,) = run("assemble", _assemble_task, (job, partitions, counts, partial, crash))
         if binary:  # (save renames its temporary over the output itself)
             run("binary", _save_binary_task, (partial, output))
         else:
@@ -344,7 +409,8 @@ def train(
 
 
 class _Scorer:
-    """A Ray Data actor: the model mapped once, then batches of texts scored in Rust."""
+    """A Ray Data actor: the model mapped once, then each batch of texts read and scored in one
+    Rust call with the GIL released (`NGramModel.evaluate_texts`)."""
 
     def __init__(
         self,
@@ -364,9 +430,8 @@ class _Scorer:
                 f"(columns: {', '.join(batch.column_names)})"
             )
         texts = batch.column(self.column).to_pylist()
-        corpus = Corpus.from_texts(texts, **self.text_options)
         try:
-            result = self.model.evaluate(corpus, self.oov)
+            result = self.model.evaluate_texts(texts, self.oov, **self.text_options)
             columns = (
                 result.document_perplexities,
                 result.document_log_probs,
@@ -402,9 +467,11 @@ def score(
     Each of ``concurrency`` actors loads the binary model (``NGramModel.save``) from
     ``model_path`` (a path every worker can read; copy it to local disk first if it is on
     network storage): the file is memory-mapped, so actors on a node share its pages, and the
-    model never goes through the object store. Each batch of texts is tokenized and scored in
-    Rust; the numbers are those of ``NGramModel.evaluate`` on each document (``nan`` perplexity
-    for a document with no counted token, as there).
+    model never goes through the object store. Each batch of texts is read and scored in one
+    Rust call with the GIL released (`NGramModel.evaluate_texts`); the numbers are those of
+    ``NGramModel.evaluate`` on each document (``nan`` perplexity for a document with no counted
+    token, as there). Ray Data hands whole blocks to actors: give the dataset at least as many
+    blocks as actors (``dataset.repartition(n)``), or some actors wait.
 
     Args:
         model_path: the binary model file.

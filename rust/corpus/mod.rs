@@ -7,6 +7,7 @@
 //! `<unk>` is taken as the unknown word, as KenLM does.
 
 pub mod clean;
+pub mod documents;
 mod expand;
 pub mod nltk;
 pub mod padded_stream;

@@ -16,9 +16,16 @@
 //!    (continuation) counts and the count-of-counts of the n-grams ending in those words come
 //!    out of it exactly. Writes each order's n-grams in prefix order, and the effective count of
 //!    its unigrams; returns its count-of-counts, which the driver sums.
-//! 4. **Interpolate and write** (one task, [`write_arpa`]): merges the partitions of each order
-//!    (prefix order) and runs steps 3 and 4 of [`crate::estimate::budgeted`] with the summed
-//!    count-of-counts: the discounts, context statistics, interpolation and the ARPA file.
+//! 4. **Interpolate and write** ([`interpolate`]), with the summed count-of-counts, which every
+//!    task turns into the same discounts; the n-grams are cut in ranges of their first word for
+//!    the context statistics and the writing, and in the partitions of step 3 for the join with
+//!    the order below:
+//!    - a. per range ([`context_range`]): each order's contexts' statistics and weights, and the
+//!      terms of the range's n-grams, sent to the partition of their last word;
+//!    - b. per partition ([`join_partition`]): the probabilities of each order, lowest first,
+//!      sent to the range of their first word;
+//!    - c. per range ([`write_range`]): the range's lines of each ARPA section;
+//!    - d. once ([`assemble_arpa`]): the header, then each section's pieces in range order.
 //!
 //! Files are written under a temporary name and renamed, so a task that dies and is retried
 //! never leaves a torn file for another to read; inputs are never deleted by their readers.
@@ -29,7 +36,7 @@ use std::path::{Path, PathBuf};
 use crate::corpus::vocab::{Vocab, RESERVED};
 use crate::corpus::Corpus;
 use crate::error::{Error, Result};
-use crate::estimate::budgeted::{self, adjust, highest_ngrams, write_adjusted, Adjusted};
+use crate::estimate::budgeted::{self, adjust, highest_ngrams};
 use crate::estimate::{Pruning, Smoothing};
 use crate::util::job::Job;
 use crate::util::spill::{KeyOrder, Layout, RecordStream, Sorter, WorkDir};
@@ -55,6 +62,12 @@ fn counts_path(job: &Path, partition: usize, shard: usize) -> PathBuf {
         .join(format!("p{partition:05}"))
         .join(format!("s{shard:05}.bin"))
 }
+
+mod interpolate;
+
+pub use interpolate::{
+    assemble_arpa, context_range, join_partition, word_ranges, write_range, Step,
+};
 
 fn adjusted_path(job: &Path, order: usize, partition: usize) -> PathBuf {
     job.join("adjusted")
@@ -103,6 +116,18 @@ fn write_atomically(
         let _ = std::fs::remove_file(&temp);
     }
     result
+}
+
+/// The merge of the sorted files `path(0..n)` (see [`RecordStream::merge_files`]).
+fn merge_each(
+    n: usize,
+    path: impl Fn(usize) -> PathBuf,
+    layout: Layout,
+    combine: bool,
+    memory: usize,
+) -> Result<RecordStream> {
+    let inputs: Vec<PathBuf> = (0..n).map(path).collect();
+    RecordStream::merge_files(&inputs, layout, combine, memory)
 }
 
 /// Writes the records of `stream` to `path`.
@@ -204,7 +229,7 @@ pub fn count_shard(
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PartitionSummary {
     /// Count-of-counts n[1..=4] of the effective counts of orders 2..=N (index m-1; index 0,
-    /// the unigrams', is left to [`write_arpa`]).
+    /// the unigrams', is derived by every task of step 4 from the summed unigram counts).
     pub count_of_counts: Vec<[u64; 5]>,
     /// N-grams kept per order 2..=N (index m-1; index 0 is 0).
     pub ngram_counts: Vec<u64>,
@@ -222,11 +247,9 @@ pub fn adjust_partition(
     task: &Job,
 ) -> Result<PartitionSummary> {
     let vocab_len = read_vocab(job)?.len();
-    let inputs: Vec<PathBuf> = (0..shards)
-        .map(|shard| counts_path(job, partition, shard))
-        .collect();
-    let counts = RecordStream::merge_files(
-        &inputs,
+    let counts = merge_each(
+        shards,
+        |shard| counts_path(job, partition, shard),
         Layout::new(order, 1, KeyOrder::Suffix),
         true,
         memory,
@@ -257,63 +280,6 @@ pub fn adjust_partition(
     })
 }
 
-/// Step 4, once: writes the ARPA model to `path` (removed on failure) from the partitions'
-/// files and their summed `totals`; returns the n-grams per order, as the header states them.
-pub fn write_arpa(
-    job: &Path,
-    partitions: usize,
-    order: usize,
-    smoothing: &Smoothing,
-    totals: PartitionSummary,
-    (memory, task): (usize, &Job),
-    path: &Path,
-) -> Result<Vec<u64>> {
-    let vocab = read_vocab(job)?;
-    let mut unigrams = vec![0u32; vocab.len()];
-    for partition in 0..partitions {
-        let file = unigrams_path(job, partition);
-        let bytes = std::fs::read(&file).map_err(io_error(&file))?;
-        if bytes.len() != unigrams.len() * 4 {
-            return Err(io_error(&file)(std::io::Error::new(
-                std::io::ErrorKind::InvalidData,
-                "unigram counts of the wrong size (a different vocabulary?)",
-            )));
-        }
-        // each word's count is in its own partition's file, zeros elsewhere
-        for (total, chunk) in unigrams.iter_mut().zip(bytes.chunks_exact(4)) {
-            *total += u32::from_ne_bytes(chunk.try_into().expect("4 bytes"));
-        }
-    }
-    let higher = (2..=order)
-        .map(|m| {
-            let inputs: Vec<PathBuf> = (0..partitions).map(|p| adjusted_path(job, m, p)).collect();
-            RecordStream::merge_files(
-                &inputs,
-                Layout::new(m, 1, KeyOrder::Prefix),
-                false,
-                memory / order,
-            )
-        })
-        .collect::<Result<Vec<_>>>()?;
-    let mut ngram_counts = totals.ngram_counts;
-    ngram_counts[0] = vocab.len() as u64;
-    let adjusted = Adjusted {
-        unigrams,
-        higher,
-        count_of_counts: totals.count_of_counts,
-        ngram_counts,
-    };
-    let dir = WorkDir::new(job)?;
-    write_adjusted(
-        adjusted,
-        order,
-        smoothing,
-        &vocab,
-        (memory, &dir, task),
-        path,
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -336,11 +302,29 @@ mod tests {
             .collect();
         let whole = corpus(&shards.concat());
         let job = WorkDir::new(&std::env::temp_dir()).unwrap();
-        let job_path = job.file("job");
-        let smoothing = Smoothing::ModifiedKneserNey {
-            discount_fallback: true,
-        };
-        for (order, prune) in [(2, &[][..]), (4, &[0, 1, 1])] {
+        for (smoothing, order, prune) in [
+            (
+                Smoothing::ModifiedKneserNey {
+                    discount_fallback: true,
+                },
+                2,
+                &[][..],
+            ),
+            (
+                Smoothing::ModifiedKneserNey {
+                    discount_fallback: true,
+                },
+                4,
+                &[0, 1, 1],
+            ),
+            (Smoothing::WittenBell, 3, &[]),
+            (
+                Smoothing::AbsoluteDiscounting { discount: 0.5 },
+                5,
+                &[0, 0, 1, 1],
+            ),
+        ] {
+            let job_path = job.file("job");
             let pruning = Pruning::new(prune, order).unwrap();
             let partitions = 3;
             for (s, text) in shards.iter().enumerate() {
@@ -381,17 +365,26 @@ mod tests {
                     }
                 }
             }
-            let out = job.file("model.arpa");
-            write_arpa(
-                &job_path,
+            let step = Step {
+                job: &job_path,
                 partitions,
                 order,
-                &smoothing,
-                totals,
-                (1 << 20, &Job::none()),
-                &out,
-            )
-            .unwrap();
+                smoothing: &smoothing,
+                memory: 1 << 20,
+            };
+            let none = Job::none();
+            for r in 0..partitions {
+                context_range(step, &totals, r, &none).unwrap();
+            }
+            for p in 0..partitions {
+                join_partition(step, &totals, p, &none).unwrap();
+            }
+            for r in 0..partitions {
+                write_range(step, &totals, r, &none).unwrap();
+            }
+            let out = job.file("model.arpa");
+            let counts = assemble_arpa(&job_path, partitions, totals.ngram_counts, &out).unwrap();
+            assert_eq!(counts.len(), order);
             let model =
                 crate::estimate::fit(&whole, order, true, smoothing, &pruning, &Job::none())
                     .unwrap();
@@ -400,7 +393,7 @@ mod tests {
             assert_eq!(
                 String::from_utf8(std::fs::read(&out).unwrap()).unwrap(),
                 String::from_utf8(expected).unwrap(),
-                "order {order} prune {prune:?}"
+                "{smoothing:?} order {order} prune {prune:?}"
             );
         }
     }

@@ -129,27 +129,28 @@ pub fn distributed_adjust(
     Ok((summary.count_of_counts, summary.ngram_counts))
 }
 
-/// Step 4 once: writes the ARPA file from the partitions and the summed figures; returns the
-/// n-grams per order as its header states them.
+/// Step 4a, 4b or 4c (`stage`: "context", "join" or "write") for range or partition `index`,
+/// with the summed figures of step 3.
 #[pyfunction]
-#[pyo3(signature = (job, partitions, order, smoothing, count_of_counts, ngram_counts, path, memory, k=None, discount=None, alpha=None, discount_fallback=false, prune=Vec::new()))]
+#[pyo3(signature = (stage, job, partitions, index, order, smoothing, count_of_counts, ngram_counts, memory, k=None, discount=None, alpha=None, discount_fallback=false, prune=Vec::new()))]
 #[allow(clippy::too_many_arguments)]
-pub fn distributed_write_arpa(
+pub fn distributed_interpolate(
     py: Python<'_>,
+    stage: &str,
     job: PathBuf,
     partitions: usize,
+    index: usize,
     order: usize,
     smoothing: &str,
     count_of_counts: Vec<[u64; 5]>,
     ngram_counts: Vec<u64>,
-    path: PathBuf,
     memory: usize,
     k: Option<f64>,
     discount: Option<f64>,
     alpha: Option<f64>,
     discount_fallback: bool,
     prune: Vec<u64>,
-) -> PyResult<Vec<u64>> {
+) -> PyResult<()> {
     let (smoothing, _) = estimator(
         order,
         smoothing,
@@ -162,19 +163,51 @@ pub fn distributed_write_arpa(
             "count_of_counts and ngram_counts need one entry per order ({order})"
         ))));
     }
+    if index >= partitions {
+        return Err(to_pyerr(Error::invalid(format!(
+            "index {index} is not below partitions ({partitions})"
+        ))));
+    }
+    let run: fn(distributed::Step<'_>, &PartitionSummary, usize, &crate::util::job::Job) -> _ =
+        match stage {
+            "context" => distributed::context_range,
+            "join" => distributed::join_partition,
+            "write" => distributed::write_range,
+            _ => {
+                return Err(to_pyerr(Error::invalid(format!(
+                    "stage must be 'context', 'join' or 'write', got {stage:?}"
+                ))))
+            }
+        };
     let totals = PartitionSummary {
         count_of_counts,
         ngram_counts,
     };
-    job::run(py, None, |task| {
-        distributed::write_arpa(
-            &job,
-            partitions,
-            order,
-            &smoothing,
-            totals,
-            (memory, task),
-            &path,
-        )
-    })
+    let step = distributed::Step {
+        job: &job,
+        partitions,
+        order,
+        smoothing: &smoothing,
+        memory,
+    };
+    job::run(py, None, |task| run(step, &totals, index, task))
+}
+
+/// Step 4d once: writes the ARPA file from the pieces of step 4c; returns the n-grams per order
+/// as its header states them.
+#[pyfunction]
+pub fn distributed_assemble(
+    py: Python<'_>,
+    job: PathBuf,
+    partitions: usize,
+    ngram_counts: Vec<u64>,
+    path: PathBuf,
+) -> PyResult<Vec<u64>> {
+    if ngram_counts.is_empty() {
+        return Err(to_pyerr(Error::invalid(
+            "ngram_counts needs one entry per order".to_string(),
+        )));
+    }
+    py.detach(|| distributed::assemble_arpa(&job, partitions, ngram_counts, &path))
+        .map_err(to_pyerr)
 }

@@ -38,7 +38,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(distributed::distributed_merge_vocab, m)?)?;
     m.add_function(wrap_pyfunction!(distributed::distributed_count, m)?)?;
     m.add_function(wrap_pyfunction!(distributed::distributed_adjust, m)?)?;
-    m.add_function(wrap_pyfunction!(distributed::distributed_write_arpa, m)?)?;
+    m.add_function(wrap_pyfunction!(distributed::distributed_interpolate, m)?)?;
+    m.add_function(wrap_pyfunction!(distributed::distributed_assemble, m)?)?;
     metrics::register(m)?;
     Ok(())
 }

@@ -9,15 +9,18 @@ use pyo3::types::PyDict;
 use super::corpus::PyCorpus;
 use super::errors::to_pyerr;
 use super::job;
+use super::nltk::{nltk_tokenizer, PyPunktModel};
+use crate::corpus::documents::{Reading, Tokenizer};
 use crate::corpus::padded_stream::PaddedStream;
 use crate::corpus::vocab::UNK;
+use crate::corpus::{Corpus, SentenceMode};
 use crate::error::Error;
 use crate::estimate::{fit, DefaultValue, Parameters, Pruning, Smoothing, ESTIMATORS};
 use crate::formats::kenlm::{
     open_kenlm_binary, read_kenlm_bytes, KenlmBinary, ProbingModel, TrieModel,
     PROBING_HAS_NO_NGRAMS,
 };
-use crate::model::score::{score_corpus, OovPolicy};
+use crate::model::score::{score_corpus, CorpusScores, OovPolicy};
 use crate::model::scorer::Scorer;
 use crate::model::Model;
 use crate::util::job::Job;
@@ -422,14 +425,63 @@ impl PyModel {
                 with_scorer!(&self.inner, m => score_corpus(&**m, c, policy, token_logprobs, job))
             })
         })?;
-        let out = PyDict::new(py);
-        out.set_item("logprob", scores.logprob.into_pyarray(py))?;
-        out.set_item("oov_logprob", scores.oov_logprob.into_pyarray(py))?;
-        out.set_item("tokens", scores.tokens.into_pyarray(py))?;
-        out.set_item("oovs", scores.oovs.into_pyarray(py))?;
-        if let Some(t) = scores.token_logprobs {
-            out.set_item("token_logprobs", t.into_pyarray(py))?;
-        }
-        Ok(out)
+        scores_dict(py, scores)
     }
+
+    /// Scores `texts`, one document each, read as `Corpus.from_texts` reads them (`tokenizer`
+    /// "kenlm", "whitespace" or "nltk", `sentences` resolved; `punkt` for NLTK's sentences;
+    /// cleaned by `skip_line_prefixes` and `lowercase`), in one call that releases the GIL:
+    /// `evaluate`'s per-sentence arrays and the documents' sentence offsets.
+    #[pyo3(signature = (texts, tokenizer, sentences, punkt=None, skip_line_prefixes=Vec::new(), lowercase=false, oov="unk"))]
+    #[allow(clippy::too_many_arguments)]
+    fn evaluate_texts<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<String>,
+        tokenizer: &str,
+        sentences: &str,
+        punkt: Option<&Bound<'_, PyPunktModel>>,
+        skip_line_prefixes: Vec<String>,
+        lowercase: bool,
+        oov: &str,
+    ) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyArray1<u64>>)> {
+        let policy = OovPolicy::parse(oov).map_err(to_pyerr)?;
+        let tokenizer = match (tokenizer, sentences) {
+            ("kenlm", _) => Tokenizer::Kenlm,
+            ("whitespace", mode) if mode != "punkt" => {
+                Tokenizer::Whitespace(SentenceMode::parse(mode).map_err(to_pyerr)?)
+            }
+            (words, grouping) => nltk_tokenizer(punkt, grouping, words)?,
+        };
+        let reading = Reading {
+            tokenizer,
+            skip_line_prefixes,
+            lowercase,
+        };
+        let (scores, offsets) = job::run(py, None, |job| {
+            let corpus = Corpus::from_documents(&texts, &reading, job)?;
+            let scores =
+                with_scorer!(&self.inner, m => score_corpus(&**m, &corpus, policy, false, job))?;
+            let offsets: Vec<u64> = corpus
+                .document_offsets()
+                .iter()
+                .map(|&x| x as u64)
+                .collect();
+            Ok((scores, offsets))
+        })?;
+        Ok((scores_dict(py, scores)?, offsets.into_pyarray(py)))
+    }
+}
+
+/// `evaluate`'s dict of per-sentence arrays.
+fn scores_dict(py: Python<'_>, scores: CorpusScores) -> PyResult<Bound<'_, PyDict>> {
+    let out = PyDict::new(py);
+    out.set_item("logprob", scores.logprob.into_pyarray(py))?;
+    out.set_item("oov_logprob", scores.oov_logprob.into_pyarray(py))?;
+    out.set_item("tokens", scores.tokens.into_pyarray(py))?;
+    out.set_item("oovs", scores.oovs.into_pyarray(py))?;
+    if let Some(t) = scores.token_logprobs {
+        out.set_item("token_logprobs", t.into_pyarray(py))?;
+    }
+    Ok(out)
 }

@@ -7,6 +7,7 @@ use pyo3::prelude::*;
 use super::corpus::PyCorpus;
 use super::errors::{invalid_argument, to_pyerr};
 use super::job;
+use crate::corpus::documents::Tokenizer;
 use crate::corpus::nltk::{self, Grouping, Punkt, PunktParams, WordRule};
 
 /// Punkt's parameters for one language, loaded from a `punkt_tab/<language>/` folder.
@@ -65,6 +66,20 @@ pub fn word_rule(words: &str) -> PyResult<WordRule> {
 }
 
 /// Appends `text` to `corpus` tokenized as NLTK does (see `Corpus.add_nltk_text`).
+/// NLTK's tokenizer as a batch reads it: `words` on each Punkt sentence of `punkt`, grouped by
+/// `sentences` (see [`add_nltk_text`]).
+pub fn nltk_tokenizer<'p>(
+    punkt: Option<&'p Bound<'_, PyPunktModel>>,
+    sentences: &str,
+    words: &str,
+) -> PyResult<Tokenizer<'p>> {
+    Ok(Tokenizer::Nltk {
+        punkt: punkt.map(|p| &p.get().inner),
+        grouping: Grouping::parse(sentences).map_err(to_pyerr)?,
+        rule: word_rule(words)?,
+    })
+}
+
 pub fn add_nltk_text(
     py: Python<'_>,
     corpus: &PyCorpus,

@@ -12,7 +12,8 @@
 use std::cmp::Ordering;
 use std::collections::binary_heap::{BinaryHeap, PeekMut};
 use std::fs::{self, File};
-use std::io::{self, BufWriter, Read, Write};
+use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 
@@ -177,12 +178,32 @@ pub struct RecordReader {
     block: Vec<u32>,
     pos: usize,
     len: usize,
+    /// Bytes of the file still to read (the end of a span).
+    left: u64,
 }
 
 impl RecordReader {
     /// Reads `path` in blocks of about `buffer` bytes.
     fn open(path: PathBuf, layout: Layout, buffer: usize) -> Result<Self> {
-        let input = File::open(&path).map_err(Error::io(&path))?;
+        RecordReader::open_span(path, layout, buffer, 0..u64::MAX)
+    }
+
+    /// Reads the records of `path`, a file that stays in place (another task may read it).
+    pub fn open_kept(path: PathBuf, layout: Layout) -> Result<Self> {
+        let mut reader = RecordReader::open(path, layout, 1 << 20)?;
+        reader.remove = false;
+        Ok(reader)
+    }
+
+    /// Reads the records `span` (indices; the end may lie past the file's end) of `path`.
+    fn open_span(path: PathBuf, layout: Layout, buffer: usize, span: Range<u64>) -> Result<Self> {
+        let mut input = File::open(&path).map_err(Error::io(&path))?;
+        let bytes = layout.bytes() as u64;
+        if span.start > 0 {
+            input
+                .seek(SeekFrom::Start(span.start * bytes))
+                .map_err(Error::io(&path))?;
+        }
         let records = (buffer / layout.bytes()).max(1);
         Ok(RecordReader {
             input,
@@ -192,12 +213,17 @@ impl RecordReader {
             block: vec![0; records * layout.width],
             pos: 0,
             len: 0,
+            left: (span.end.saturating_sub(span.start)).saturating_mul(bytes),
         })
     }
 
     /// Reads the next block of whole records; `len` is 0 at the end of the file.
     fn refill(&mut self) -> Result<()> {
         let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut self.block);
+        let want = bytes
+            .len()
+            .min(usize::try_from(self.left).unwrap_or(usize::MAX));
+        let bytes = &mut bytes[..want];
         let mut filled = 0;
         while filled < bytes.len() {
             match self.input.read(&mut bytes[filled..]) {
@@ -215,6 +241,7 @@ impl RecordReader {
         }
         self.pos = 0;
         self.len = filled / 4;
+        self.left -= filled as u64;
         Ok(())
     }
 
@@ -480,6 +507,42 @@ impl Ord for SourceRecord {
     }
 }
 
+/// The records (by index) of a file in prefix order (`layout`) whose first key word lies in
+/// `first`: found by binary search, reading one word per step.
+pub fn first_word_span(path: &Path, layout: Layout, first: Range<u32>) -> Result<Range<u64>> {
+    use std::os::unix::fs::FileExt;
+    debug_assert_eq!(layout.order, KeyOrder::Prefix);
+    let file = File::open(path).map_err(Error::io(path))?;
+    let bytes = layout.bytes() as u64;
+    let len = file.metadata().map_err(Error::io(path))?.len();
+    if len % bytes != 0 {
+        return Err(Error::io(path)(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            "the file ends inside a record (was it truncated?)",
+        )));
+    }
+    let first_word = |i: u64| -> Result<u32> {
+        let mut word = [0u8; 4];
+        file.read_exact_at(&mut word, i * bytes)
+            .map_err(Error::io(path))?;
+        Ok(u32::from_ne_bytes(word))
+    };
+    // the first record whose first word is >= `bound`
+    let lower_bound = |bound: u32| -> Result<u64> {
+        let (mut lo, mut hi) = (0, len / bytes);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if first_word(mid)? < bound {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        Ok(lo)
+    };
+    Ok(lower_bound(first.start)?..lower_bound(first.end)?)
+}
+
 /// Sorted records, merged from runs on disk and in memory.
 pub struct RecordStream {
     layout: Layout,
@@ -519,11 +582,24 @@ impl RecordStream {
         combine: bool,
         budget: usize,
     ) -> Result<Self> {
-        let buffer = (budget / (paths.len() + 1)).clamp(1 << 16, 1 << 22);
-        let readers = paths
+        let spans: Vec<(PathBuf, Range<u64>)> =
+            paths.iter().map(|p| (p.clone(), 0..u64::MAX)).collect();
+        RecordStream::merge_spans(&spans, layout, combine, budget)
+    }
+
+    /// [`merge_files`](RecordStream::merge_files) of spans of records (by index) of the files.
+    pub fn merge_spans(
+        spans: &[(PathBuf, Range<u64>)],
+        layout: Layout,
+        combine: bool,
+        budget: usize,
+    ) -> Result<Self> {
+        let buffer = (budget / (spans.len() + 1)).clamp(1 << 16, 1 << 22);
+        let readers = spans
             .iter()
-            .map(|path| {
-                let mut reader = RecordReader::open(path.clone(), layout, buffer)?;
+            .map(|(path, span)| {
+                let mut reader =
+                    RecordReader::open_span(path.clone(), layout, buffer, span.clone())?;
                 reader.remove = false;
                 Ok(reader)
             })
@@ -673,5 +749,50 @@ mod tests {
         let parent = dir.path.clone();
         drop(dir);
         assert!(!parent.exists());
+    }
+
+    #[test]
+    fn spans_by_first_word_merge_what_they_cover_and_keep_their_files() {
+        let dir = WorkDir::new(&std::env::temp_dir()).unwrap();
+        let layout = Layout::new(2, 1, KeyOrder::Prefix);
+        // two sorted files: first words 0, 2, 2, 5 and 1, 2, 7
+        let files: Vec<PathBuf> = [
+            &[[0, 9, 1], [2, 1, 1], [2, 4, 1], [5, 0, 1]][..],
+            &[[1, 1, 1], [2, 2, 1], [7, 7, 1]],
+        ]
+        .iter()
+        .map(|rows| {
+            let path = dir.file("f");
+            let bytes: Vec<u8> = rows
+                .iter()
+                .flat_map(|r| bytemuck::cast_slice(r).to_vec())
+                .collect();
+            fs::write(&path, bytes).unwrap();
+            path
+        })
+        .collect();
+        assert_eq!(first_word_span(&files[0], layout, 2..5).unwrap(), 1..3);
+        assert_eq!(first_word_span(&files[1], layout, 2..5).unwrap(), 1..2);
+        assert_eq!(first_word_span(&files[0], layout, 6..9).unwrap(), 4..4);
+        assert_eq!(
+            first_word_span(&files[1], layout, 0..u32::MAX).unwrap(),
+            0..3
+        );
+        let spans: Vec<(PathBuf, Range<u64>)> = files
+            .iter()
+            .map(|f| (f.clone(), first_word_span(f, layout, 1..3).unwrap()))
+            .collect();
+        let merged = collect(RecordStream::merge_spans(&spans, layout, false, 1 << 16).unwrap());
+        assert_eq!(
+            merged,
+            vec![vec![1, 1, 1], vec![2, 1, 1], vec![2, 2, 1], vec![2, 4, 1]]
+        );
+        assert!(
+            files.iter().all(|f| f.exists()),
+            "inputs stay for a retried task"
+        );
+        fs::write(&files[1], [0u8; 5]).unwrap();
+        let err = first_word_span(&files[1], layout, 0..1).unwrap_err();
+        assert!(err.to_string().contains("truncated"), "{err}");
     }
 }

@@ -224,3 +224,62 @@ def test_independent_of_thread_count(machado_train_head_path, machado_test_head_
     three = run_with_threads("3", *texts)
     eight = run_with_threads("8", *texts)  # more threads than this machine may have cores
     assert one == default == three == eight
+
+
+TEXTS = [
+    "The cat sat. A dog saw the cat!\nthe mat",
+    "",
+    "# a comment line\nA zebra sat on the mat.\n\nzebra",
+    "\n\n",
+    "the dog sat on the red mat. It was red.",
+]
+
+
+@pytest.mark.parametrize(
+    "reading",
+    [
+        {"tokenizer": "whitespace", "sentences": "lines"},
+        {"tokenizer": "whitespace", "sentences": "terminators"},
+        {"tokenizer": "whitespace", "sentences": "punkt"},
+        {"tokenizer": "kenlm"},
+        {"tokenizer": "nltk"},
+        {"tokenizer": "nltk", "sentences": "lines", "lowercase": True},
+        {"tokenizer": "whitespace", "skip_line_prefixes": ("#",), "lowercase": True},
+    ],
+)
+@pytest.mark.parametrize("oov", ["unk", "skip"])
+def test_evaluate_texts_equals_evaluate_of_from_texts(model, reading, oov):
+    """One Rust call per batch (the Ray scoring actors' path) gives evaluate's numbers on
+    Corpus.from_texts, document by document, for every native tokenizer and cleaning."""
+    got = model.evaluate_texts(TEXTS, oov, **reading)
+    expected = model.evaluate(Corpus.from_texts(TEXTS, **reading), oov)
+    np.testing.assert_array_equal(got.document_log_probs, expected.document_log_probs)
+    np.testing.assert_array_equal(got.document_num_tokens, expected.document_num_tokens)
+    np.testing.assert_array_equal(got.sentence_log_probs, expected.sentence_log_probs)
+    assert (got.log_prob, got.num_tokens, got.num_oov) == (
+        expected.log_prob,
+        expected.num_tokens,
+        expected.num_oov,
+    )
+
+
+def test_evaluate_texts_rejects_what_from_texts_rejects(model):
+    from fastppl.errors import (
+        EmptyCorpusError,
+        InvalidArgumentError,
+        InvalidTypeError,
+        OutOfVocabularyError,
+    )
+
+    with pytest.raises(InvalidTypeError, match="str"):
+        model.evaluate_texts(["a", b"b"])
+    with pytest.raises(InvalidArgumentError, match="tokenizer"):
+        model.evaluate_texts(["a"], tokenizer="spaces")
+    with pytest.raises(InvalidArgumentError):
+        model.evaluate_texts(["a"], tokenizer="whitespace", skip_line_prefixes=("",))
+    with pytest.raises(InvalidArgumentError, match="oov"):
+        model.evaluate_texts(["a"], "drop", tokenizer="whitespace")
+    with pytest.raises(OutOfVocabularyError):
+        model.evaluate_texts(["a zebra"], "error", tokenizer="whitespace")
+    with pytest.raises(EmptyCorpusError):
+        model.evaluate_texts(["", "\n"], tokenizer="whitespace")

@@ -137,20 +137,22 @@ def test_inputs_named_by_url_give_the_same_model(cluster, shards, tmp_path):
     assert out.read_bytes() == expected.read_bytes()
 
 
-@pytest.mark.parametrize("stage", ["count", "adjust", "write"])
-def test_a_killed_worker_is_retried_with_identical_output(cluster, shards, tmp_path, stage):
+@pytest.mark.parametrize(
+    ("stage", "index"),
+    [("count", 1), ("adjust", 1), ("context", 1), ("join", 2), ("write", 3), ("assemble", 0)],
+)
+def test_a_killed_worker_is_retried_with_identical_output(cluster, shards, tmp_path, stage, index):
     paths, whole = shards
     expected = tmp_path / "single.arpa"
     train_arpa(Corpus.from_file(whole, **TEXT), expected, order=4, memory="64M")
     marker = tmp_path / "crashed"
     out = tmp_path / "ray.arpa"
-    env = {fray.CRASH_ONCE_ENV: f"{stage}:1:{marker}" if stage != "write" else f"write:0:{marker}"}
     fray.train(
         paths,
         out,
         order=4,
         partitions=PARTITIONS,
-        ray_options={"runtime_env": {"env_vars": env}},
+        _crash_once=(stage, index, str(marker)),
         **TEXT,
     )
     assert marker.exists(), "the injected crash did not happen"
@@ -161,13 +163,13 @@ def test_a_killed_worker_is_retried_with_identical_output(cluster, shards, tmp_p
 def test_a_worker_dying_past_its_retries_fails_cleanly(cluster, shards, tmp_path):
     paths, _ = shards
     out = tmp_path / "ray.arpa"
-    env = {fray.CRASH_ONCE_ENV: f"adjust:0:{tmp_path / 'crashed'}"}
-    with pytest.raises(DistributedTaskError, match="adjust task"):
+    with pytest.raises(DistributedTaskError, match="join task"):
         fray.train(
             paths,
             out,
             order=3,
-            ray_options={"max_retries": 0, "runtime_env": {"env_vars": env}},
+            ray_options={"max_retries": 0},
+            _crash_once=("join", 0, str(tmp_path / "crashed")),
             **TEXT,
         )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["crashed"]

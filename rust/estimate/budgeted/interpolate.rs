@@ -1,6 +1,8 @@
 //! Steps 3 and 4 of budgeted estimation: per order, context statistics, interpolation joined
 //! with the order below, and the ARPA sections written in prefix order.
 
+use std::io::Write;
+use std::ops::Range;
 use std::path::Path;
 
 use super::adjust::Adjusted;
@@ -10,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::estimate::{
     context_weight, interpolation_terms, order_discounts, ContextStats, Smoothing,
 };
-use crate::formats::arpa::{check_arpa_tokens, ArpaFile};
+use crate::formats::arpa::{check_arpa_tokens, ArpaFile, ArpaWriter};
 use crate::util::job::Job;
 use crate::util::spill::{
     KeyOrder, Layout, RecordReader, RecordStream, RecordWriter, Sorter, WorkDir, PAD,
@@ -47,9 +49,77 @@ pub(crate) fn write_adjusted(
 }
 
 /// The unigram section's numbers: p(w) and gamma(w) by word id (linear).
-struct Unigrams {
-    prob: Vec<f64>,
-    weight: Vec<f64>,
+pub(crate) struct Unigrams {
+    pub(crate) prob: Vec<f64>,
+    pub(crate) weight: Vec<f64>,
+}
+
+/// What every order's interpolation needs from the unigrams and the summed count-of-counts:
+/// the discounts of each order (index m-1), the unigram probabilities (weights left at 1) and
+/// |V| (every type but `<s>`).
+pub(crate) struct Globals {
+    pub(crate) discounts: Vec<[f64; 3]>,
+    pub(crate) unigrams: Unigrams,
+    pub(crate) vocab_size: f64,
+}
+
+impl Globals {
+    /// Adds the unigrams' count-of-counts to `count_of_counts` (index 0) and derives the
+    /// discounts and unigram probabilities from the effective unigram counts.
+    pub(crate) fn new(
+        unigram_counts: &[u32],
+        mut count_of_counts: Vec<[u64; 5]>,
+        order: usize,
+        smoothing: &Smoothing,
+    ) -> Result<Globals> {
+        let vocab_size = (unigram_counts.len() - 1) as f64;
+        let predictable = |w: usize| w != BOS as usize;
+        let mut stats = ContextStats::default();
+        for (w, &c) in unigram_counts.iter().enumerate() {
+            if predictable(w) {
+                stats.add(c, false);
+                if (1..=4).contains(&c) {
+                    count_of_counts[0][c as usize] += 1;
+                }
+            }
+        }
+        let discounts: Vec<[f64; 3]> = (1..=order)
+            .map(|m| order_discounts(smoothing, m, || count_of_counts[m - 1]))
+            .collect::<Result<_>>()?;
+        let prob = unigram_counts
+            .iter()
+            .enumerate()
+            .map(|(w, &count)| {
+                if !predictable(w) {
+                    return 0.0;
+                }
+                let (a, b, c) = interpolation_terms(smoothing, count, &stats, &discounts[0]);
+                (a + b * (1.0 / vocab_size)) / c
+            })
+            .collect();
+        Ok(Globals {
+            discounts,
+            unigrams: Unigrams {
+                prob,
+                weight: vec![1.0; unigram_counts.len()],
+            },
+            vocab_size,
+        })
+    }
+
+    /// The context pass of order m.
+    pub(crate) fn context_pass<'a>(
+        &'a self,
+        m: usize,
+        smoothing: &'a Smoothing,
+    ) -> ContextPass<'a> {
+        ContextPass {
+            m,
+            smoothing,
+            discounts: &self.discounts[m - 1],
+            vocab_size: self.vocab_size,
+        }
+    }
 }
 
 /// Steps 3 and 4.
@@ -64,96 +134,16 @@ fn interpolate_and_write(
     let Adjusted {
         unigrams,
         higher,
-        mut count_of_counts,
+        count_of_counts,
         ..
     } = adjusted;
-    // |V|: every type but <s>
-    let vocab_size = (vocab.len() - 1) as f64;
-    let predictable = |w: usize| w != BOS as usize;
-
-    // unigrams, in memory
-    let mut stats = ContextStats::default();
-    for (w, &c) in unigrams.iter().enumerate() {
-        if predictable(w) {
-            stats.add(c, false);
-            if (1..=4).contains(&c) {
-                count_of_counts[0][c as usize] += 1;
-            }
-        }
-    }
-    let discounts: Vec<[f64; 3]> = (1..=order)
-        .map(|m| order_discounts(smoothing, m, || count_of_counts[m - 1]))
-        .collect::<Result<_>>()?;
-    let prob: Vec<f64> = unigrams
-        .iter()
-        .enumerate()
-        .map(|(w, &count)| {
-            if !predictable(w) {
-                return 0.0;
-            }
-            let (a, b, c) = interpolation_terms(smoothing, count, &stats, &discounts[0]);
-            (a + b * (1.0 / vocab_size)) / c
-        })
-        .collect();
-    let mut unigrams = Unigrams {
-        prob,
-        weight: vec![1.0; vocab.len()],
-    };
+    let mut globals = Globals::new(&unigrams, count_of_counts, order, smoothing)?;
+    let name = out.path().to_string();
 
     // order m-1's probabilities in suffix order (for the join) and in prefix order (to write)
     let mut lower: Option<(RecordReader, RecordStream)> = None;
     for (i, ngrams) in higher.into_iter().enumerate() {
         let m = i + 2;
-        let context = ContextPass {
-            m,
-            smoothing,
-            discounts: &discounts[m - 1],
-            vocab_size,
-        };
-        let (terms, weights) = context.run(ngrams, (memory, dir, job), &mut unigrams.weight)?;
-        let lower_probs = match lower.take() {
-            None => {
-                write_unigrams(out, vocab, &unigrams)?;
-                job.step(vocab.len() as u64)?;
-                None
-            }
-            Some((suffix_sorted, prefix_sorted)) => {
-                write_section(out, m - 1, prefix_sorted, weights, vocab, job)?;
-                Some(suffix_sorted)
-            }
-        };
-        lower = Some(join_lower(
-            terms,
-            m,
-            lower_probs,
-            &unigrams.prob,
-            (memory, dir, job),
-        )?);
-    }
-    let (_, last) = lower.expect("order >= 2");
-    write_section(out, order, last, None, vocab, job)
-}
-
-/// Step 3a for one order m: context statistics in prefix order.
-struct ContextPass<'a> {
-    m: usize,
-    smoothing: &'a Smoothing,
-    discounts: &'a [f64; 3],
-    vocab_size: f64,
-}
-
-impl ContextPass<'_> {
-    /// Reads order m's n-grams (prefix order, `[gram, count]`) and returns their terms `[gram,
-    /// a, b, c]` in suffix order, and the weights `[context, gamma]` of the contexts (order m-1,
-    /// prefix order; for unigram contexts they go into `unigram_weight` instead).
-    fn run(
-        &self,
-        mut ngrams: RecordStream,
-        (memory, dir, job): (usize, &WorkDir, &Job),
-        unigram_weight: &mut [f64],
-    ) -> Result<(RecordStream, Option<RecordReader>)> {
-        let mut done = 0;
-        let m = self.m;
         let mut terms = Sorter::new(
             Layout::new(m, 6, KeyOrder::Suffix),
             false,
@@ -161,15 +151,88 @@ impl ContextPass<'_> {
             dir,
             "terms",
         );
-        let mut weights = if m > 2 {
-            Some(RecordWriter::create(
+        let mut weights = match m {
+            2 => None,
+            _ => Some(RecordWriter::create(
                 dir,
                 "weights",
                 Layout::new(m - 1, 2, KeyOrder::Prefix),
-            )?)
-        } else {
-            None
+            )?),
         };
+        let mut row: Vec<u32> = Vec::with_capacity(m + 1);
+        let mut unigram_weight = std::mem::take(&mut globals.unigrams.weight);
+        globals.context_pass(m, smoothing).run(
+            ngrams,
+            job,
+            |t| terms.push(t),
+            |context, gamma| match weights.as_mut() {
+                None => {
+                    unigram_weight[context[0] as usize] = gamma;
+                    Ok(())
+                }
+                Some(w) => {
+                    row.clear();
+                    row.extend_from_slice(context);
+                    row.extend_from_slice(&f64_words(gamma));
+                    w.push(&row)
+                }
+            },
+        )?;
+        globals.unigrams.weight = unigram_weight;
+        let weights = weights.map(RecordWriter::into_reader).transpose()?;
+        let lower_probs = match lower.take() {
+            None => {
+                write_unigrams(out, vocab, &globals.unigrams, 0..vocab.len(), &name)?;
+                job.step(vocab.len() as u64)?;
+                None
+            }
+            Some((suffix_sorted, prefix_sorted)) => {
+                write_section(out, m - 1, prefix_sorted, weights, vocab, job, &name)?;
+                Some(suffix_sorted)
+            }
+        };
+        let mut prefix_sorted = Sorter::new(
+            Layout::new(m, 2, KeyOrder::Prefix),
+            false,
+            memory,
+            dir,
+            "section",
+        );
+        let suffix_sorted = join_lower(
+            terms.finish()?,
+            m,
+            lower_probs,
+            &globals.unigrams.prob,
+            (dir, job),
+            |row| prefix_sorted.push(row),
+        )?;
+        lower = Some((suffix_sorted, prefix_sorted.finish()?));
+    }
+    let (_, last) = lower.expect("order >= 2");
+    write_section(out, order, last, None, vocab, job, &name)
+}
+
+/// Step 3a for one order m: context statistics in prefix order.
+pub(crate) struct ContextPass<'a> {
+    m: usize,
+    smoothing: &'a Smoothing,
+    discounts: &'a [f64; 3],
+    vocab_size: f64,
+}
+
+impl ContextPass<'_> {
+    /// Reads order m's n-grams (prefix order, `[gram, count]`), hands each kept n-gram's terms
+    /// `[gram, a, b, c]` to `term` (in prefix order) and each context's weight gamma to
+    /// `weight(context, gamma)` (contexts of order m-1, in prefix order).
+    pub(crate) fn run(
+        &self,
+        mut ngrams: RecordStream,
+        job: &Job,
+        mut term: impl FnMut(&[u32]) -> Result<()>,
+        mut weight: impl FnMut(&[u32], f64) -> Result<()>,
+    ) -> Result<()> {
+        let mut done = 0;
+        let m = self.m;
         let mut group: Vec<u32> = Vec::new();
         let mut row: Vec<u32> = Vec::with_capacity(m + 6);
         let mut flush = |group: &mut Vec<u32>| -> Result<()> {
@@ -178,16 +241,7 @@ impl ContextPass<'_> {
                 stats.add(r[m] & !PRUNED, r[m] & PRUNED != 0);
             }
             let gamma = context_weight(self.smoothing, &stats, self.discounts, self.vocab_size);
-            let context = &group[..m - 1];
-            match weights.as_mut() {
-                None => unigram_weight[context[0] as usize] = gamma,
-                Some(w) => {
-                    row.clear();
-                    row.extend_from_slice(context);
-                    row.extend_from_slice(&f64_words(gamma));
-                    w.push(&row)?;
-                }
-            }
+            weight(&group[..m - 1], gamma)?;
             for r in group.chunks_exact(m + 1).filter(|r| r[m] & PRUNED == 0) {
                 let (a, b, c) = interpolation_terms(self.smoothing, r[m], &stats, self.discounts);
                 row.clear();
@@ -195,7 +249,7 @@ impl ContextPass<'_> {
                 for x in [a, b, c] {
                     row.extend_from_slice(&f64_words(x));
                 }
-                terms.push(&row)?;
+                term(&row)?;
             }
             group.clear();
             Ok(())
@@ -210,31 +264,25 @@ impl ContextPass<'_> {
         if !group.is_empty() {
             flush(&mut group)?;
         }
-        let weights = weights.map(RecordWriter::into_reader).transpose()?;
-        Ok((terms.finish()?, weights))
+        Ok(())
     }
 }
 
 /// Step 3b for one order m: p(w|h) = (a + b p(w|h')) / c, with p(w|h') read from order m-1's
-/// probabilities in suffix order (`lower`; unigrams from `unigram_prob`). Returns order m's
-/// probabilities `[gram, p]` in suffix order (a file) and in prefix order (a sorted stream).
-fn join_lower(
+/// probabilities in suffix order (`lower`; unigrams from `unigram_prob`). Hands order m's
+/// probabilities `[gram, p]` to `emit` (in suffix order) and returns them as a file in suffix
+/// order (the next order's `lower`).
+pub(crate) fn join_lower(
     mut terms: RecordStream,
     m: usize,
     mut lower: Option<RecordReader>,
     unigram_prob: &[f64],
-    (memory, dir, job): (usize, &WorkDir, &Job),
-) -> Result<(RecordReader, RecordStream)> {
+    (dir, job): (&WorkDir, &Job),
+    mut emit: impl FnMut(&[u32]) -> Result<()>,
+) -> Result<RecordReader> {
     let mut done = 0;
     let suffix_layout = Layout::new(m, 2, KeyOrder::Suffix);
     let mut suffix_sorted = RecordWriter::create(dir, "probs", suffix_layout)?;
-    let mut prefix_sorted = Sorter::new(
-        Layout::new(m, 2, KeyOrder::Prefix),
-        false,
-        memory,
-        dir,
-        "section",
-    );
     let lower_layout = Layout::new(m - 1, 2, KeyOrder::Suffix);
     let mut current: Vec<u32> = vec![PAD; m + 1];
     let mut have_current = false;
@@ -272,9 +320,9 @@ fn join_lower(
         row.extend_from_slice(&r[..m]);
         row.extend_from_slice(&f64_words((a + b * lower_p) / c));
         suffix_sorted.push(&row)?;
-        prefix_sorted.push(&row)?;
+        emit(&row)?;
     }
-    Ok((suffix_sorted.into_reader()?, prefix_sorted.finish()?))
+    suffix_sorted.into_reader()
 }
 
 fn missing_suffix(suffix: &[u32]) -> Error {
@@ -284,32 +332,40 @@ fn missing_suffix(suffix: &[u32]) -> Error {
     ))
 }
 
-/// Writes the unigram section: each word's probability and backoff weight (linear values).
-fn write_unigrams(out: &mut ArpaFile, vocab: &Vocab, unigrams: &Unigrams) -> Result<()> {
+/// Writes the unigram lines of the words `ids`: each word's probability and backoff weight
+/// (linear values); the section line is written first (not by a piece writer, see [`ArpaWriter::piece`]).
+pub(crate) fn write_unigrams<W: Write>(
+    out: &mut ArpaWriter<W>,
+    vocab: &Vocab,
+    unigrams: &Unigrams,
+    ids: Range<usize>,
+    name: &str,
+) -> Result<()> {
     out.section(1)
         .and_then(|()| {
-            (0..vocab.len()).try_for_each(|id| {
+            ids.into_iter().try_for_each(|id| {
                 let (p, weight) = (unigrams.prob[id], unigrams.weight[id]);
                 out.unigram(id as u32, vocab.word(id as u32), p.ln(), weight.ln())
             })
         })
-        .map_err(Error::io(out.path()))
+        .map_err(Error::io(name))
 }
 
 /// Writes order m's section from its probabilities `[gram, p]` in prefix order, with the
 /// weights `[gram, gamma]` (prefix order; only n-grams that are contexts have one) unless m is the
-/// highest order.
-fn write_section(
-    out: &mut ArpaFile,
+/// highest order; the section line is written first (not by a piece writer, see [`ArpaWriter::piece`]).
+pub(crate) fn write_section<W: Write>(
+    out: &mut ArpaWriter<W>,
     m: usize,
     mut probs: RecordStream,
     mut weights: Option<RecordReader>,
     vocab: &Vocab,
     job: &Job,
+    name: &str,
 ) -> Result<()> {
     /// Lines formatted together (on all cores), then written in order.
     const BATCH: usize = 1 << 16;
-    out.section(m).map_err(Error::io(out.path()))?;
+    out.section(m).map_err(Error::io(name))?;
     // [gram, p, gamma] rows
     let width = m + 4;
     let mut batch: Vec<u32> = Vec::with_capacity(BATCH * width);
@@ -356,7 +412,7 @@ fn write_section(
                     }
                 },
             )
-            .map_err(Error::io(out.path()))?;
+            .map_err(Error::io(name))?;
             job.step((batch.len() / width) as u64)?;
             batch.clear();
         }

@@ -58,12 +58,12 @@ pub struct Budget {
     pub temp_dir: PathBuf,
 }
 
-fn f64_words(x: f64) -> [u32; 2] {
+pub(crate) fn f64_words(x: f64) -> [u32; 2] {
     let b = x.to_bits();
     [b as u32, (b >> 32) as u32]
 }
 
-fn words_f64(w: &[u32]) -> f64 {
+pub(crate) fn words_f64(w: &[u32]) -> f64 {
     f64::from_bits(u64::from(w[0]) | (u64::from(w[1]) << 32))
 }
 
@@ -202,10 +202,10 @@ fn train_arpa_unchecked(
     })
 }
 
-pub(crate) use adjust::{adjust, Adjusted};
+pub(crate) use adjust::adjust;
 use count::count_highest;
 pub(crate) use count::highest_ngrams;
-pub(crate) use interpolate::write_adjusted;
+pub(crate) use interpolate::{join_lower, write_adjusted, write_section, write_unigrams, Globals};
 
 #[cfg(test)]
 mod tests {

@@ -40,6 +40,23 @@ const BATCH: usize = 1 << 16;
 /// let text = String::from_utf8(w.finish().unwrap()).unwrap();
 /// assert!(text.starts_with("\\data\\\nngram 1=4\n\n\\1-grams:\n-0.60206\t<unk>\n0\t<s>\n"));
 /// assert!(text.ends_with("\n\\end\\\n"));
+///
+/// // the same file from pieces of its unigram section, written apart
+/// let mut pieces = Vec::new();
+/// for ids in [0..2, 2..4] {
+///     let mut piece = ArpaWriter::piece(Vec::new(), 1, 1);
+///     for id in ids {
+///         let word = ["<unk>", "<s>", "</s>", "a"][id];
+///         piece.unigram(id as u32, word, 0.25f64.ln(), 0.0).unwrap();
+///     }
+///     pieces.push(piece.finish().unwrap());
+/// }
+/// let mut w = ArpaWriter::new(Vec::new(), &[4]).unwrap();
+/// w.section(1).unwrap();
+/// for piece in &pieces {
+///     w.append(&mut piece.as_slice()).unwrap();
+/// }
+/// assert_eq!(String::from_utf8(w.finish().unwrap()).unwrap(), text);
 /// ```
 pub struct ArpaWriter<W: Write> {
     out: W,
@@ -47,6 +64,8 @@ pub struct ArpaWriter<W: Write> {
     order: usize,
     /// The order of the section being written (0 before the first).
     section: usize,
+    /// Writes the lines of one section only (see [`ArpaWriter::piece`]).
+    piece: bool,
     line: Vec<u8>,
 }
 
@@ -64,12 +83,32 @@ impl<W: Write> ArpaWriter<W> {
             out,
             order: counts.len(),
             section: 0,
+            piece: false,
             line: Vec::with_capacity(256),
         })
     }
 
+    /// A writer of some lines of section `m` of an ARPA text of highest order `order`, and
+    /// nothing else (no header, section line or `\end\`): a piece of a file that
+    /// [`append`](ArpaWriter::append) assembles (distributed estimation writes a section in
+    /// ranges of n-grams on different machines). [`section`](ArpaWriter::section)`(m)` writes
+    /// nothing; [`finish`](ArpaWriter::finish) returns the output.
+    pub fn piece(out: W, order: usize, m: usize) -> Self {
+        ArpaWriter {
+            out,
+            order,
+            section: m,
+            piece: true,
+            line: Vec::with_capacity(256),
+        }
+    }
+
     /// Opens the section of the n-grams of order `m` (sections come in order, from 1).
     pub fn section(&mut self, m: usize) -> io::Result<()> {
+        if self.piece {
+            debug_assert_eq!(m, self.section, "a piece holds the lines of one section");
+            return Ok(());
+        }
         debug_assert_eq!(m, self.section + 1, "ARPA sections are written in order");
         self.section = m;
         write!(self.out, "\n\\{m}-grams:\n")
@@ -136,9 +175,21 @@ impl<W: Write> ArpaWriter<W> {
         texts.iter().try_for_each(|text| self.out.write_all(text))
     }
 
-    /// Writes the `\end\` line and returns the output (not flushed).
+    /// Copies the lines of a piece of the current section (written by a
+    /// [`piece`](ArpaWriter::piece) writer) from `lines`; returns the bytes copied.
+    pub fn append(&mut self, lines: &mut impl io::Read) -> io::Result<u64> {
+        debug_assert!(
+            self.section >= 1 && !self.piece,
+            "pieces go into an open section"
+        );
+        io::copy(lines, &mut self.out)
+    }
+
+    /// Writes the `\end\` line (not for a piece) and returns the output (not flushed).
     pub fn finish(mut self) -> io::Result<W> {
-        self.out.write_all(END)?;
+        if !self.piece {
+            self.out.write_all(END)?;
+        }
         Ok(self.out)
     }
 }
