@@ -27,6 +27,7 @@ pub struct Batch {
 }
 
 /// Type `i` in `bytes` ended by `ends`.
+#[inline]
 fn spelling<'a>(bytes: &'a str, ends: &[usize], i: u32) -> &'a str {
     let i = i as usize;
     let start = if i == 0 { 0 } else { ends[i - 1] };
@@ -41,6 +42,7 @@ impl Batch {
             type_ends: Vec::with_capacity(text_bytes / 32),
             tokens: Vec::with_capacity(text_bytes / 4),
             piece_ends: Vec::with_capacity(pieces),
+            index: HashTable::with_capacity(text_bytes / 32),
             ..Batch::default()
         }
     }

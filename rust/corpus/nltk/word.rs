@@ -55,18 +55,24 @@ struct Bytes {
     double_dot: bool,
     /// `--` occurs.
     double_dash: bool,
+    /// `nn`, `mm` or `tt` occurs (ASCII case-insensitively), which each contraction word
+    /// without an apostrophe holds (`cannot`, `gimme`, `gonna`, `gotta`, `lemme`, `wanna`).
+    double_nmt: bool,
 }
 
 impl Bytes {
     fn of(text: &str) -> Self {
         let mut seen = [false; 256];
-        let (mut double_dot, mut double_dash) = (false, false);
+        let (mut double_dot, mut double_dash, mut double_nmt) = (false, false, false);
         let mut prev = 0;
         for &b in text.as_bytes() {
             seen[b as usize] = true;
             if b == prev {
                 double_dot |= b == b'.';
                 double_dash |= b == b'-';
+            }
+            if b | 0x20 == prev | 0x20 {
+                double_nmt |= matches!(b | 0x20, b'n' | b'm' | b't');
             }
             prev = b;
         }
@@ -78,6 +84,7 @@ impl Bytes {
             seen,
             double_dot,
             double_dash,
+            double_nmt,
         }
     }
 
@@ -199,7 +206,9 @@ pub fn tokenize(text: &str, mut emit: impl FnMut(&str)) {
     // rules need a `'`, or a contraction word, which no rule makes or cuts (`İ`, `ı`, `ſ`
     // aside: they fold to ASCII letters); and splitting on whitespace needs no collapsing
     // first.
-    if !present.any(b"'\xc4\xc5") && !r.contraction_words.is_match(text.as_bytes()) {
+    let quotes_or_contractions = present.any(b"'\xc4\xc5")
+        || (present.double_nmt && r.contraction_words.is_match(text.as_bytes()));
+    if !quotes_or_contractions {
         t = close_quotes(t);
         for token in t.split(is_py_space).filter(|s| !s.is_empty()) {
             emit(token);
@@ -647,6 +656,11 @@ mod tests {
                 "``", "I", "can", "not", ",", "''", "she", "said", ",", "'", "wan", "na", "go",
                 "?", "'", "'", "Tis"
             ]
+        );
+        // no apostrophe: found through the doubled n, m or t of every such word
+        assert_eq!(
+            words("I GoNNa gotTa go, LeMme see"),
+            ["I", "GoN", "Na", "got", "Ta", "go", ",", "LeM", "me", "see"]
         );
         assert_eq!(
             words("don't 'em GİMME"),
