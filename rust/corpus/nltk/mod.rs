@@ -5,14 +5,17 @@
 //! - [`params`]: Punkt parameters from NLTK's `punkt_tab/<language>/` files;
 //! - [`punkt`]: `PunktSentenceTokenizer` at inference (sentence spans);
 //! - [`word`]: `NLTKWordTokenizer` (the Treebank rules, applied to one sentence);
-//! - [`chars`]: the Python character classes both need.
+//! - [`chars`]: the Python character classes both need;
+//! - [`batch`]: the tokens of a batch of sentences, their types interned on the worker thread.
 //!
 //! This module joins them as `nltk.tokenize` does (`word_tokenize(text, language,
 //! preserve_line)`: Punkt sentences, then the word rules on each) and feeds a [`Corpus`]. The
-//! Punkt pass runs over the whole text on one thread (it is cheap: one look at each `.`, `?`,
-//! `!`); the word rules, most of the work, run on all cores over batches of whole sentences,
-//! which cannot change the result since NLTK applies them to each sentence on its own. Tokens
-//! are written into one buffer per batch, consumed in order, so memory follows the output.
+//! Punkt pass finds its candidates over the whole text on one thread (one look at each `.`,
+//! `?`, `!`) and decides them on all cores; the word rules, most of the work, run on all cores
+//! over batches of whole sentences, which cannot change the result since NLTK applies them to
+//! each sentence on its own. Each batch keeps its distinct tokens once and its tokens as
+//! indices of them; batches are consumed in order (the corpus's vocabulary then sees each type
+//! of a batch once, not each token), a window at a time, so memory follows the output.
 
 mod batch;
 pub mod chars;
