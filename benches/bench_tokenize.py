@@ -6,6 +6,7 @@ times; the report gives medians and ratios against the baseline measured in the 
 
     python benches/bench_tokenize.py               # Machado + Gutenberg (needs ../shared)
     python benches/bench_tokenize.py --quick       # Machado only, one repeat
+    python benches/bench_tokenize.py --quick --repeats 5   # Machado only, medians of 5
     python benches/bench_tokenize.py --json out.json
 
 Cases:
@@ -96,15 +97,21 @@ def _python_tutorial() -> float:
     return 2 ** (-uni / n) + 2 ** (-log2p / n)
 
 
-def _fastppl_tutorial() -> float:
+def _fastppl_tutorial(stages: dict[str, float]) -> float:
+    """The same job with fastppl; the seconds of each stage go to ``stages``."""
     import fastppl
 
+    start = time.perf_counter()
     corpus = fastppl.Corpus.from_file(
         MACHADO, tokenizer="nltk", lowercase=True, skip_line_prefixes=("#", "%")
     )
+    stages["corpus"] = time.perf_counter() - start
     uni = fastppl.NGramModel.fit(corpus, order=1, smoothing="mle", bos_eos=False)
     bi = fastppl.NGramModel.fit(corpus, order=2, smoothing="mle", bos_eos=False)
-    return uni.evaluate(corpus).perplexity + bi.evaluate(corpus).perplexity
+    stages["fit"] = time.perf_counter() - start - stages["corpus"]
+    value = uni.evaluate(corpus).perplexity + bi.evaluate(corpus).perplexity
+    stages["evaluate"] = time.perf_counter() - start - stages["corpus"] - stages["fit"]
+    return value
 
 
 def case_tutorial(impl: str) -> dict:
@@ -114,9 +121,10 @@ def case_tutorial(impl: str) -> dict:
 
     nltk.redos.DEFAULT_TIMEOUT = None
     assert fastppl.__version__
+    stages: dict[str, float] = {}
     start = time.perf_counter()
-    value = _python_tutorial() if impl == "python" else _fastppl_tutorial()
-    return {"seconds": time.perf_counter() - start, "value": value}
+    value = _python_tutorial() if impl == "python" else _fastppl_tutorial(stages)
+    return {"seconds": time.perf_counter() - start, "value": value, **stages}
 
 
 def case_gutenberg_corpus() -> dict:
@@ -160,8 +168,9 @@ def measure(name: str, repeats: int, **kwargs: object) -> dict:
             raise RuntimeError(f"case {name} {kwargs} failed:\n{proc.stderr}")
         runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
     out = {**runs[0], "name": name, "kwargs": kwargs, "runs": len(runs)}
-    for key in ("seconds", "peak_rss_mb"):
-        out[key] = statistics.median(r[key] for r in runs)
+    for key in ("seconds", "peak_rss_mb", "corpus", "fit", "evaluate"):
+        if key in out:
+            out[key] = statistics.median(r[key] for r in runs)
     if "mb" in out:
         out["mb_per_s"] = out["mb"] / out["seconds"]
     label = " ".join(f"{k}={v}" for k, v in kwargs.items())
@@ -178,8 +187,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--quick", action="store_true", help="Machado only, one repeat")
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--quick", action="store_true", help="Machado only, one repeat unless --repeats"
+    )
+    parser.add_argument("--repeats", type=int, help="runs of each case (default 3)")
     parser.add_argument("--nltk-mb", type=float, default=8.0)
     parser.add_argument("--json", type=Path)
     parser.add_argument("--case", help=argparse.SUPPRESS)
@@ -192,7 +203,7 @@ def main() -> None:
         out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(json.dumps(out))
         return
-    reps = 1 if args.quick else args.repeats
+    reps = args.repeats or (1 if args.quick else 3)
     print(f"cores: {os.cpu_count()}")
     results = []
     native = measure("tokenize", reps, engine="native", corpus="machado")
@@ -203,7 +214,11 @@ def main() -> None:
     slow = measure("tutorial", reps, impl="python")
     results += [fast, slow]
     assert abs(fast["value"] - slow["value"]) < 1e-6 * slow["value"], (fast, slow)
-    print(f"  => tutorial job (raw file -> perplexity): {slow['seconds'] / fast['seconds']:.0f}x")
+    print(
+        f"  => tutorial job (raw file -> perplexity): {slow['seconds'] / fast['seconds']:.0f}x; "
+        f"fastppl's stages (medians): corpus {fast['corpus']:.3f} s, fit {fast['fit']:.3f} s, "
+        f"evaluate {fast['evaluate']:.3f} s"
+    )
     if not args.quick:
         native = measure("tokenize", reps, engine="native", corpus="gutenberg")
         nltk = measure("tokenize", reps, engine="python", corpus="gutenberg", mb=args.nltk_mb)

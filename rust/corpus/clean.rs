@@ -9,6 +9,8 @@
 
 use std::borrow::Cow;
 
+use rayon::prelude::*;
+
 /// `text` with `"\r\n"` and `"\r"` read as `"\n"` (Python's universal newlines).
 pub fn translate_newlines(text: &str) -> Cow<'_, str> {
     if text.contains('\r') {
@@ -21,7 +23,42 @@ pub fn translate_newlines(text: &str) -> Cow<'_, str> {
 /// `text` without the lines that start with any of `prefixes` (lines end at `"\n"`, which a
 /// kept line keeps), then lowercased when `lowercase`; prefixes are compared before
 /// lowercasing. Borrows `text` when nothing changes.
+///
+/// Runs on all cores, on blocks of whole lines: a line is filtered on its own, and lowercasing
+/// is the same on each line alone (its only context, the final sigma, looks at the letters
+/// around a `Σ` and stops at a `"\n"`, neither cased nor case-ignorable).
 pub fn clean_text<'a>(text: &'a str, prefixes: &[String], lowercase: bool) -> Cow<'a, str> {
+    if prefixes.is_empty() && !lowercase {
+        return Cow::Borrowed(text);
+    }
+    let blocks: Vec<String> = line_blocks(text, BLOCK_BYTES)
+        .par_iter()
+        .map(|block| clean_lines(block, prefixes, lowercase))
+        .collect();
+    Cow::Owned(blocks.concat())
+}
+
+/// Text bytes per block of lines cleaned by one task (at least; a block ends at a line end).
+const BLOCK_BYTES: usize = 1 << 18;
+
+/// `text` cut after a `"\n"` every `size` bytes or so.
+fn line_blocks(text: &str, size: usize) -> Vec<&str> {
+    let mut blocks = Vec::new();
+    let mut rest = text;
+    while rest.len() > size {
+        let Some(end) = memchr::memchr(b'\n', &rest.as_bytes()[size..]) else {
+            break;
+        };
+        let (block, after) = rest.split_at(size + end + 1);
+        blocks.push(block);
+        rest = after;
+    }
+    blocks.push(rest);
+    blocks
+}
+
+/// [`clean_text`] of whole lines, on one thread.
+fn clean_lines(text: &str, prefixes: &[String], lowercase: bool) -> String {
     let kept = if prefixes.is_empty() {
         Cow::Borrowed(text)
     } else {
@@ -34,10 +71,45 @@ pub fn clean_text<'a>(text: &'a str, prefixes: &[String], lowercase: bool) -> Co
         Cow::Owned(out)
     };
     if lowercase {
-        Cow::Owned(kept.to_lowercase())
+        to_lowercase(&kept)
     } else {
-        kept
+        kept.into_owned()
     }
+}
+
+/// `str::to_lowercase`, faster on text of mostly Latin letters: runs of ASCII are lowercased as
+/// bytes, Latin-1 letters by their fixed offset, other characters by `char::to_lowercase`
+/// (which is context-free); text holding a `Σ`, whose lowercase depends on the letters around
+/// it, goes to `str::to_lowercase` whole.
+fn to_lowercase(text: &str) -> String {
+    if text.contains('Σ') {
+        return text.to_lowercase();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while !rest.is_empty() {
+        let ascii = rest
+            .bytes()
+            .position(|b| !b.is_ascii())
+            .unwrap_or(rest.len());
+        let start = out.len();
+        out.push_str(&rest[..ascii]);
+        out[start..].make_ascii_lowercase();
+        rest = &rest[ascii..];
+        let Some(c) = rest.chars().next() else {
+            break;
+        };
+        match c {
+            // Latin-1's capitals À..Þ (but ×): their lowercase is 0x20 above
+            '\u{c0}'..='\u{de}' if c != '\u{d7}' => {
+                out.push(char::from_u32(c as u32 + 0x20).expect("a Latin-1 letter"));
+            }
+            '\u{80}'..='\u{ff}' => out.push(c),
+            _ => out.extend(c.to_lowercase()),
+        }
+        rest = &rest[c.len_utf8()..];
+    }
+    out
 }
 
 #[cfg(test)]
@@ -71,6 +143,34 @@ mod tests {
         // full mappings (one character to two) and the final sigma, as str.lower
         assert_eq!(clean_text("İ ΟΔΟΣ ΟΔΟΣ.", &[], true), "i\u{307} οδος οδος.");
         assert_eq!(clean_text("ΣΑ Σ", &[], true), "σα σ");
+    }
+
+    #[test]
+    fn blocks_of_whole_lines_clean_as_the_whole_text() {
+        let text = "ΟΔΟΣ\n# x\nΣ.Σ\nAbc ΣΑΣ\n\n%\nend";
+        let whole = clean_lines(text, &prefixes(&["#", "%"]), true);
+        assert_eq!(whole, "οδος\nσ.ς\nabc σας\n\nend");
+        for size in 0..text.len() + 2 {
+            let blocks = line_blocks(text, size);
+            assert_eq!(blocks.concat(), text);
+            assert!(blocks[..blocks.len() - 1].iter().all(|b| b.ends_with('\n')));
+            let cleaned: String = blocks
+                .iter()
+                .map(|b| clean_lines(b, &prefixes(&["#", "%"]), true))
+                .collect();
+            assert_eq!(cleaned, whole);
+        }
+    }
+
+    #[test]
+    fn lowercase_as_str_to_lowercase() {
+        // every character, between letters (a text with a Σ, whose lowercase depends on them,
+        // is lowercased by `str::to_lowercase` itself)
+        for c in (0..=0x10ffff_u32).filter_map(char::from_u32) {
+            for text in [format!("A{c}b É{c}"), format!("ΣA{c}")] {
+                assert_eq!(to_lowercase(&text), text.to_lowercase(), "{c:?}");
+            }
+        }
     }
 
     #[test]

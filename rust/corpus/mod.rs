@@ -105,23 +105,47 @@ impl Corpus {
         tokens: impl IntoIterator<Item = &'a str>,
         keep_empty: bool,
     ) -> Result<()> {
-        let start = self.ids.len();
         for token in tokens {
-            let id = self.vocab.intern(token);
-            if id == BOS || id == EOS {
-                self.ids.truncate(start);
-                return Err(Error::invalid(format!(
-                    "sentence {} holds the reserved token {token:?}: sentence markers are \
-                     added by fastppl (bos_eos=True), do not put them in the text",
-                    self.num_sentences()
-                )));
-            }
-            self.ids.push(id);
+            self.push_token(token)?;
         }
-        if keep_empty || self.ids.len() > start {
+        self.end_sentence_with(keep_empty);
+        Ok(())
+    }
+
+    /// Appends `token` to the sentence being built, which [`Corpus::end_sentence`] closes, and
+    /// gives its id. A reserved marker (`<s>`, `</s>`) is an error, and drops the tokens of that
+    /// sentence.
+    pub fn push_token(&mut self, token: &str) -> Result<u32> {
+        let id = self.vocab.intern(token);
+        if id == BOS || id == EOS {
+            self.ids
+                .truncate(self.sentence_offsets[self.num_sentences()]);
+            return Err(Error::invalid(format!(
+                "sentence {} holds the reserved token {token:?}: sentence markers are \
+                 added by fastppl (bos_eos=True), do not put them in the text",
+                self.num_sentences()
+            )));
+        }
+        self.ids.push(id);
+        Ok(id)
+    }
+
+    /// Appends the token of `id` to the sentence being built: an id that
+    /// [`Corpus::push_token`] gave.
+    fn push_id(&mut self, id: u32) {
+        debug_assert!(id != BOS && id != EOS && (id as usize) < self.vocab.len());
+        self.ids.push(id);
+    }
+
+    /// Closes the sentence built by [`Corpus::push_token`]; an empty one is dropped.
+    pub fn end_sentence(&mut self) {
+        self.end_sentence_with(false);
+    }
+
+    fn end_sentence_with(&mut self, keep_empty: bool) {
+        if keep_empty || self.ids.len() > self.sentence_offsets[self.num_sentences()] {
             self.sentence_offsets.push(self.ids.len());
         }
-        Ok(())
     }
 
     /// Appends the sentences of `text` read exactly as KenLM's `lmplz` and `query` read them: one

@@ -5,15 +5,19 @@
 //! - [`params`]: Punkt parameters from NLTK's `punkt_tab/<language>/` files;
 //! - [`punkt`]: `PunktSentenceTokenizer` at inference (sentence spans);
 //! - [`word`]: `NLTKWordTokenizer` (the Treebank rules, applied to one sentence);
-//! - [`chars`]: the Python character classes both need.
+//! - [`chars`]: the Python character classes both need;
+//! - [`batch`]: the tokens of a batch of sentences, their types interned on the worker thread.
 //!
 //! This module joins them as `nltk.tokenize` does (`word_tokenize(text, language,
 //! preserve_line)`: Punkt sentences, then the word rules on each) and feeds a [`Corpus`]. The
-//! Punkt pass runs over the whole text on one thread (it is cheap: one look at each `.`, `?`,
-//! `!`); the word rules, most of the work, run on all cores over batches of whole sentences,
-//! which cannot change the result since NLTK applies them to each sentence on its own. Tokens
-//! are written into one buffer per batch, consumed in order, so memory follows the output.
+//! Punkt pass finds its candidates over the whole text on one thread (one look at each `.`,
+//! `?`, `!`) and decides them on all cores; the word rules, most of the work, run on all cores
+//! over batches of whole sentences, which cannot change the result since NLTK applies them to
+//! each sentence on its own. Each batch keeps its distinct tokens once and its tokens as
+//! indices of them; batches are consumed in order (the corpus's vocabulary then sees each type
+//! of a batch once, not each token), a window at a time, so memory follows the output.
 
+mod batch;
 pub mod chars;
 pub mod params;
 pub mod punkt;
@@ -24,6 +28,7 @@ use rayon::prelude::*;
 use super::{is_terminator, Corpus};
 use crate::error::Result;
 use crate::util::job::Job;
+use batch::Batch;
 pub use params::PunktParams;
 pub use punkt::Punkt;
 
@@ -87,8 +92,10 @@ pub fn word_tokenize(punkt: Option<&Punkt>, text: &str, job: &Job) -> Result<Vec
     };
     job.stage("tokenizing", text.len() as u64)?;
     let mut out = Vec::new();
-    for_each_piece(&pieces, WordRule::Nltk, job, |tokens, _| {
-        out.extend(tokens.iter().map(|t| t.to_string()));
+    for_each_batch(&pieces, WordRule::Nltk, job, |batch| {
+        for (tokens, _) in batch.pieces() {
+            out.extend(tokens.iter().map(|&t| batch.spelling(t).to_string()));
+        }
     })?;
     Ok(out)
 }
@@ -125,34 +132,37 @@ fn pieces<'a>(punkt: Option<&Punkt>, text: &'a str, grouping: Grouping) -> Vec<(
     }
 }
 
-/// Tokens of consecutive pieces, stored flat.
-#[derive(Default)]
-struct Batch {
-    bytes: String,
-    /// End of each token in `bytes`.
-    token_ends: Vec<usize>,
-    /// For each piece: end in `token_ends`, and whether it ends a group.
-    piece_ends: Vec<(usize, bool)>,
+/// A type of a batch not interned yet.
+const UNSET: u32 = u32::MAX;
+
+/// Text bytes per batch of pieces tokenized by one task, at most: bounds the memory of a window
+/// of batches on large inputs.
+const MAX_BATCH_BYTES: usize = 1 << 20;
+/// Text bytes per batch, at least: a task is worth scheduling.
+const MIN_BATCH_BYTES: usize = 1 << 16;
+
+/// The batch size for `total` bytes of text: small enough that a few-MB text still makes
+/// several batches per thread (for balance, and so that interning one window overlaps
+/// tokenizing the next).
+fn batch_bytes(total: usize) -> usize {
+    (total / (8 * rayon::current_num_threads().max(1))).clamp(MIN_BATCH_BYTES, MAX_BATCH_BYTES)
 }
 
-/// Text bytes per batch of pieces tokenized by one task.
-const BATCH_BYTES: usize = 1 << 20;
-
-/// Applies `rule` to each piece (in parallel, by batches) and gives `emit` the tokens of each
-/// piece in order, with the piece's "ends a group" flag; reports bytes done to `job` and stops
-/// when it is cancelled.
-fn for_each_piece(
+/// Applies `rule` to each piece (in parallel, by batches of whole pieces) and gives `emit` the
+/// batches in order; reports bytes of text done to `job` and stops when it is cancelled.
+fn for_each_batch(
     pieces: &[(&str, bool)],
     rule: WordRule,
     job: &Job,
-    mut emit: impl FnMut(&[&str], bool) + Send,
+    mut emit: impl FnMut(&Batch) + Send,
 ) -> Result<()> {
+    let batch_size = batch_bytes(pieces.iter().map(|(p, _)| p.len() + 1).sum());
     let mut batches: Vec<&[(&str, bool)]> = Vec::new();
     let mut start = 0;
     let mut size = 0;
     for (i, (piece, _)) in pieces.iter().enumerate() {
         size += piece.len() + 1;
-        if size >= BATCH_BYTES {
+        if size >= batch_size {
             batches.push(&pieces[start..=i]);
             start = i + 1;
             size = 0;
@@ -175,47 +185,26 @@ fn for_each_piece(
                     .map(|b| tokenize_batch(b, rule))
                     .collect::<Vec<_>>()
             },
-            || emit_batches(&ready, &mut emit),
+            || ready.iter().for_each(&mut emit),
         );
-        job.advance(done.iter().map(|b| b.bytes.len() as u64).sum());
+        job.advance(
+            group
+                .iter()
+                .flat_map(|b| b.iter())
+                .map(|(p, _)| p.len() as u64 + 1)
+                .sum(),
+        );
         ready = done;
     }
-    emit_batches(&ready, &mut emit);
+    ready.iter().for_each(&mut emit);
     Ok(())
 }
 
-/// Gives `emit` the tokens of each piece of `batches`, in order.
-fn emit_batches(batches: &[Batch], emit: &mut impl FnMut(&[&str], bool)) {
-    let mut tokens: Vec<&str> = Vec::new();
-    for batch in batches {
-        let mut token = 0;
-        let mut offset = 0;
-        for &(end, ends_group) in &batch.piece_ends {
-            tokens.clear();
-            for &e in &batch.token_ends[token..end] {
-                tokens.push(&batch.bytes[offset..e]);
-                offset = e;
-            }
-            token = end;
-            emit(&tokens, ends_group);
-        }
-    }
-}
-
 fn tokenize_batch(pieces: &[(&str, bool)], rule: WordRule) -> Batch {
-    // sized once from the text (tokens hold about its bytes, a little more where quotes become
-    // `` and ''), so that the buffers are not grown and copied token after token
     let bytes: usize = pieces.iter().map(|(p, _)| p.len()).sum();
-    let mut batch = Batch {
-        bytes: String::with_capacity(bytes + bytes / 8),
-        token_ends: Vec::with_capacity(bytes / 4),
-        piece_ends: Vec::with_capacity(pieces.len()),
-    };
+    let mut batch = Batch::with_capacity(bytes, pieces.len());
     for &(piece, ends_group) in pieces {
-        let push = |t: &str| {
-            batch.bytes.push_str(t);
-            batch.token_ends.push(batch.bytes.len());
-        };
+        let push = |t: &str| batch.push_token(t);
         match rule {
             WordRule::Nltk => word::tokenize(piece, push),
             WordRule::Whitespace => piece
@@ -223,7 +212,7 @@ fn tokenize_batch(pieces: &[(&str, bool)], rule: WordRule) -> Batch {
                 .filter(|t| !t.is_empty())
                 .for_each(push),
         }
-        batch.piece_ends.push((batch.token_ends.len(), ends_group));
+        batch.end_piece(ends_group);
     }
     batch
 }
@@ -242,38 +231,50 @@ impl Corpus {
     ) -> Result<()> {
         job.stage("splitting sentences", text.len() as u64)?;
         let pieces = pieces(punkt, text, grouping);
-        // (token bytes, a little less than the text's: whitespace is dropped)
         job.stage("tokenizing", text.len() as u64)?;
-        let mut current: Vec<String> = Vec::new();
+        // Each type of a batch is interned by its first token (which checks it, and keeps the
+        // vocabulary's ids in order of first occurrence); its other tokens reuse the id.
+        let at_terminators = grouping == Grouping::Terminators;
+        let mut ids: Vec<u32> = Vec::new();
+        let mut terminators: Vec<bool> = Vec::new();
         let mut result = Ok(());
-        for_each_piece(&pieces, rule, job, |tokens, ends_group| {
+        for_each_batch(&pieces, rule, job, |batch| {
             if result.is_err() {
                 return;
             }
-            match grouping {
-                Grouping::Terminators => {
-                    for &t in tokens {
-                        current.push(t.to_string());
-                        if is_terminator(t) {
-                            result = self.push_sentence(current.iter().map(String::as_str));
-                            current.clear();
+            ids.clear();
+            ids.resize(batch.num_types(), UNSET);
+            terminators.clear();
+            if at_terminators {
+                terminators.extend(
+                    (0..batch.num_types() as u32).map(|t| is_terminator(batch.spelling(t))),
+                );
+            }
+            for (tokens, ends_group) in batch.pieces() {
+                for &t in tokens {
+                    let id = &mut ids[t as usize];
+                    if *id == UNSET {
+                        match self.push_token(batch.spelling(t)) {
+                            Ok(new) => *id = new,
+                            Err(e) => {
+                                result = Err(e);
+                                return;
+                            }
                         }
+                    } else {
+                        self.push_id(*id);
+                    }
+                    if at_terminators && terminators[t as usize] {
+                        self.end_sentence();
                     }
                 }
-                Grouping::Whole => current.extend(tokens.iter().map(|t| t.to_string())),
-                Grouping::Punkt | Grouping::Lines if current.is_empty() && ends_group => {
-                    result = self.push_sentence(tokens.iter().copied());
-                }
-                Grouping::Punkt | Grouping::Lines => {
-                    current.extend(tokens.iter().map(|t| t.to_string()));
-                    if ends_group {
-                        result = self.push_sentence(current.iter().map(String::as_str));
-                        current.clear();
-                    }
+                if ends_group {
+                    self.end_sentence();
                 }
             }
         })?;
         result?;
-        self.push_sentence(current.iter().map(String::as_str))
+        self.end_sentence();
+        Ok(())
     }
 }

@@ -16,7 +16,7 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::chars::{is_py_space, is_re_word, is_space, is_word};
+use super::chars::{is_digit, is_py_space, is_re_word, is_space, is_word};
 
 /// One `regex.sub(pattern, replacement, text)` of NLTK.
 struct Rule {
@@ -47,24 +47,49 @@ impl Rule {
 }
 
 /// The bytes present in a sentence, plus those the rules can add: every rule only moves text
-/// and inserts spaces, except that `"` and `''` become ``` `` ``` or `''`.
-struct Bytes([bool; 256]);
+/// and inserts spaces, except that `"` and `''` become ``` `` ``` or `''`. So two bytes that
+/// are not adjacent in the sentence never become adjacent, and a run of letters is never cut.
+struct Bytes {
+    seen: [bool; 256],
+    /// `..` occurs (`\.{2,}` can match).
+    double_dot: bool,
+    /// `--` occurs.
+    double_dash: bool,
+    /// `nn`, `mm` or `tt` occurs (ASCII case-insensitively), which each contraction word
+    /// without an apostrophe holds (`cannot`, `gimme`, `gonna`, `gotta`, `lemme`, `wanna`).
+    double_nmt: bool,
+}
 
 impl Bytes {
     fn of(text: &str) -> Self {
         let mut seen = [false; 256];
+        let (mut double_dot, mut double_dash, mut double_nmt) = (false, false, false);
+        let mut prev = 0;
         for &b in text.as_bytes() {
             seen[b as usize] = true;
+            if b == prev {
+                double_dot |= b == b'.';
+                double_dash |= b == b'-';
+            }
+            if b | 0x20 == prev | 0x20 {
+                double_nmt |= matches!(b | 0x20, b'n' | b'm' | b't');
+            }
+            prev = b;
         }
         if seen[b'"' as usize] || seen[b'\'' as usize] {
             seen[b'`' as usize] = true;
             seen[b'\'' as usize] = true;
         }
-        Bytes(seen)
+        Bytes {
+            seen,
+            double_dot,
+            double_dash,
+            double_nmt,
+        }
     }
 
     fn any(&self, bytes: &[u8]) -> bool {
-        bytes.iter().any(|&b| self.0[b as usize])
+        bytes.iter().any(|&b| self.seen[b as usize])
     }
 }
 
@@ -79,8 +104,6 @@ const DASH_BYTES: &[u8] = b"\x92\x93\x94\x95";
 struct Rules {
     /// STARTING_QUOTES 4: `([ \(\[{<])(\"|\'{2})` -> `\1 `` `.
     quote_after_space: Rule,
-    /// PUNCTUATION 2 and 3.
-    colons: [Rule; 2],
     /// PUNCTUATION 9: `([^'])' ` -> `\1 ' `.
     quote_space: Rule,
     /// ENDING_QUOTES 5 and 6: clitics (`'s`, `n't` ...).
@@ -93,10 +116,6 @@ fn rules() -> &'static Rules {
     static RULES: OnceLock<Rules> = OnceLock::new();
     RULES.get_or_init(|| Rules {
         quote_after_space: Rule::new(r#"([ (\[{<])("|'')"#, "${1} `` ", b"\"'"),
-        colons: [
-            Rule::new(r"([:,])([^\d])", " ${1} ${2}", b":,"),
-            Rule::new(r"([:,])\z", " ${1} ", b":,"),
-        ],
         quote_space: Rule::new(r"([^'])' ", "${1} ' ", b"'"),
         contraction_words: regex::bytes::Regex::new(
             "(?i-u)cannot|d'ye|gimme|gonna|gotta|lemme|more'n|wanna| 'tis| 'twas",
@@ -142,18 +161,22 @@ pub fn tokenize(text: &str, mut emit: impl FnMut(&str)) {
     if t.starts_with('"') {
         t.replace_range(..1, "``");
     }
-    t = replace_literal(t, "``", " `` ");
+    if present.any(b"`") {
+        t = replace_literal(t, "``", " `` ");
+    }
     t = r.quote_after_space.apply(t, &present);
     t = opening_apostrophes(t);
     t = final_period(t, is_closing_or_space, true);
-    for rule in &r.colons {
-        t = rule.apply(t, &present);
+    if present.any(b":,") {
+        t = colons(t);
     }
     // `\.{2,}`, `[;@#$%&]`, `[\u2012-\u2015]` -> ` \g<0> `.
-    t = pad(t, &present, b".", b".", |s| match run_of(s, b'.') {
-        n if n >= 2 => n,
-        _ => 0,
-    });
+    if present.double_dot {
+        t = pad(t, &present, b".", b".", |s| match run_of(s, b'.') {
+            n if n >= 2 => n,
+            _ => 0,
+        });
+    }
     t = pad(t, &present, b";@#$%&", b";@#$%&", |s| {
         one(s, |c| ";@#$%&".contains(c))
     });
@@ -170,15 +193,33 @@ pub fn tokenize(text: &str, mut emit: impl FnMut(&str)) {
     t = pad(t, &present, b"[](){}<>", b"[](){}<>", |s| {
         one(s, |c| "[](){}<>".contains(c))
     });
-    t = replace_literal(t, "--", " -- ");
+    if present.double_dash {
+        t = replace_literal(t, "--", " -- ");
+    }
+    // ENDING_QUOTES 1: `([»”’])` -> ` \1 `.
+    let close_quotes = |t| {
+        pad(t, &present, CLOSE_QUOTE_BYTES, b"\xc2\xe2", |s| {
+            one(s, |c| matches!(c, '»' | '”' | '’'))
+        })
+    };
+    // Without `'` (nor `"`, which would add one), the rest only pads closing quotes: the other
+    // rules need a `'`, or a contraction word, which no rule makes or cuts (`İ`, `ı`, `ſ`
+    // aside: they fold to ASCII letters); and splitting on whitespace needs no collapsing
+    // first.
+    let quotes_or_contractions = present.any(b"'\xc4\xc5")
+        || (present.double_nmt && r.contraction_words.is_match(text.as_bytes()));
+    if !quotes_or_contractions {
+        t = close_quotes(t);
+        for token in t.split(is_py_space).filter(|s| !s.is_empty()) {
+            emit(token);
+        }
+        return;
+    }
     let mut padded = String::with_capacity(t.len() + 2);
     padded.push(' ');
     padded.push_str(&t);
     padded.push(' ');
-    // ENDING_QUOTES 1: `([»”’])` -> ` \1 `.
-    t = pad(padded, &present, CLOSE_QUOTE_BYTES, b"\xc2\xe2", |s| {
-        one(s, |c| matches!(c, '»' | '”' | '’'))
-    });
+    t = close_quotes(padded);
     t = replace_literal(t, "''", " '' ");
     t = replace_literal(t, "\"", " '' ");
     t = collapse_spaces(&t);
@@ -260,6 +301,49 @@ fn pad(
     }
 }
 
+/// PUNCTUATION 2 (`([:,])([^\d])` -> ` \1 \2`), then PUNCTUATION 3 (`([:,])$` -> ` \1 `):
+/// each `:` or `,` followed by a non-digit is padded (that character is part of the match, so
+/// it cannot start the next one), then a final `:` or `,` (one before a final `\n` was padded
+/// by the first rule, so `$` is the end of the text).
+fn colons(text: String) -> String {
+    let bytes = text.as_bytes();
+    let mut out: Option<String> = None;
+    let mut copied = 0;
+    let mut i = 0;
+    while let Some(found) = memchr::memchr2(b':', b',', &bytes[i..]) {
+        let at = i + found;
+        let Some(next) = text[at + 1..].chars().next() else {
+            break;
+        };
+        i = at + 1;
+        if is_digit(next) {
+            continue;
+        }
+        let o = out.get_or_insert_with(|| String::with_capacity(text.len() + 16));
+        o.push_str(&text[copied..at]);
+        o.push(' ');
+        o.push(char::from(bytes[at]));
+        o.push(' ');
+        o.push(next);
+        i += next.len_utf8();
+        copied = i;
+    }
+    let mut t = match out {
+        None => text,
+        Some(mut o) => {
+            o.push_str(&text[copied..]);
+            o
+        }
+    };
+    if let Some(last @ (':' | ',')) = t.chars().next_back() {
+        t.pop();
+        t.push(' ');
+        t.push(last);
+        t.push(' ');
+    }
+    t
+}
+
 /// The class after the period in PUNCTUATION 1: `[\]\)}>"\'»”’ ]`.
 fn is_closing_or_space(c: char) -> bool {
     matches!(
@@ -303,39 +387,52 @@ fn final_period(text: String, closing: fn(char) -> bool, spaced: bool) -> String
     out
 }
 
-/// ENDING_QUOTES 4: `\s+` -> ` ` (`regex`'s `\s`: White_Space).
+/// For each byte: whether it can start a White_Space character (the ASCII spaces, and the
+/// lead bytes of U+0085, U+00A0, U+1680, U+2000..U+205F and U+3000); the others are skipped
+/// without decoding.
+const SPACE_LEADS: [bool; 256] = {
+    let mut t = [false; 256];
+    let leads = [
+        b'\t', b'\n', 0x0b, 0x0c, b'\r', b' ', 0xc2, 0xe1, 0xe2, 0xe3,
+    ];
+    let mut i = 0;
+    while i < leads.len() {
+        t[leads[i] as usize] = true;
+        i += 1;
+    }
+    t
+};
+
+/// ENDING_QUOTES 4: `\s+` -> ` ` (`regex`'s `\s`: White_Space), copying the text between
+/// spaces by slices.
 fn collapse_spaces(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
+    let bytes = text.as_bytes();
+    let mut start = 0; // of the current run of non-space characters
     let mut in_space = false;
-    if text.is_ascii() {
-        // ASCII White_Space: \t \n \v \f \r and space (not U+001C..U+001F).
-        let bytes = text.as_bytes();
-        let mut start = 0;
-        for (i, &b) in bytes.iter().enumerate() {
-            let space = matches!(b, b'\t'..=b'\r' | b' ');
-            if space && !in_space {
-                out.push_str(&text[start..i]);
-                out.push(' ');
-            } else if !space && in_space {
+    let mut i = 0;
+    while i < bytes.len() {
+        if !SPACE_LEADS[bytes[i] as usize] {
+            if in_space {
                 start = i;
+                in_space = false;
             }
-            in_space = space;
+            i += 1;
+            continue;
         }
-        if !in_space {
-            out.push_str(&text[start..]);
+        let c = text[i..].chars().next().expect("a character boundary");
+        let space = is_space(c);
+        if space && !in_space {
+            out.push_str(&text[start..i]);
+            out.push(' ');
+        } else if !space && in_space {
+            start = i;
         }
-        return out;
+        in_space = space;
+        i += c.len_utf8();
     }
-    for c in text.chars() {
-        if is_space(c) {
-            if !in_space {
-                out.push(' ');
-            }
-            in_space = true;
-        } else {
-            out.push(c);
-            in_space = false;
-        }
+    if !in_space {
+        out.push_str(&text[start..]);
     }
     out
 }
@@ -537,6 +634,16 @@ mod tests {
     #[test]
     fn collapse_spaces_as_regex_s_plus() {
         assert_eq!(collapse_spaces(" a \t\n b\x1c  c "), " a b\x1c c ");
+        // every White_Space character, and characters sharing their lead bytes
+        let spaces: String = (0..=0x10ffff_u32)
+            .filter_map(char::from_u32)
+            .filter(|c| c.is_whitespace())
+            .collect();
+        assert_eq!(collapse_spaces(&format!("x{spaces}y")), "x y");
+        assert_eq!(
+            collapse_spaces("\u{84}\u{a1}\u{1681}\u{2010}\u{3001}"),
+            "\u{84}\u{a1}\u{1681}\u{2010}\u{3001}"
+        );
         assert_eq!(collapse_spaces("a\u{3000}\u{a0}b é"), "a b é");
         assert_eq!(collapse_spaces(""), "");
     }
@@ -549,6 +656,11 @@ mod tests {
                 "``", "I", "can", "not", ",", "''", "she", "said", ",", "'", "wan", "na", "go",
                 "?", "'", "'", "Tis"
             ]
+        );
+        // no apostrophe: found through the doubled n, m or t of every such word
+        assert_eq!(
+            words("I GoNNa gotTa go, LeMme see"),
+            ["I", "GoN", "Na", "got", "Ta", "go", ",", "LeM", "me", "see"]
         );
         assert_eq!(
             words("don't 'em GİMME"),
