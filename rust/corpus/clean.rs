@@ -117,7 +117,7 @@ mod tests {
     use super::*;
 
     fn prefixes(p: &[&str]) -> Vec<String> {
-        p.iter().map(|s| s.to_string()).collect()
+        p.iter().map(ToString::to_string).collect()
     }
 
     #[test]
@@ -166,7 +166,7 @@ mod tests {
     fn lowercase_as_str_to_lowercase() {
         // every character, between letters (a text with a Σ, whose lowercase depends on them,
         // is lowercased by `str::to_lowercase` itself)
-        for c in (0..=0x10ffff_u32).filter_map(char::from_u32) {
+        for c in (0..=0x10_ffff_u32).filter_map(char::from_u32) {
             for text in [format!("A{c}b É{c}"), format!("ΣA{c}")] {
                 assert_eq!(to_lowercase(&text), text.to_lowercase(), "{c:?}");
             }

@@ -293,6 +293,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::too_many_lines)] // one end-to-end scenario, every pass in order
     fn shards_and_partitions_give_the_single_machine_file() {
         let shards: Vec<String> = (0..5)
             .map(|i| {

@@ -51,20 +51,20 @@ impl Batch {
     pub fn push_token(&mut self, token: &str) {
         let hash = self.hasher.hash_one(token);
         let (bytes, ends) = (&self.bytes, &self.type_ends);
-        let id = match self
+        let found = self
             .index
             .find(hash, |&i| spelling(bytes, ends, i) == token)
-        {
-            Some(&i) => i,
-            None => {
-                let i = u32::try_from(self.type_ends.len()).expect("fewer than 2^32 types");
-                self.bytes.push_str(token);
-                self.type_ends.push(self.bytes.len());
-                let (bytes, ends, hasher) = (&self.bytes, &self.type_ends, &self.hasher);
-                self.index
-                    .insert_unique(hash, i, |&j| hasher.hash_one(spelling(bytes, ends, j)));
-                i
-            }
+            .copied();
+        let id = if let Some(i) = found {
+            i
+        } else {
+            let i = u32::try_from(self.type_ends.len()).expect("fewer than 2^32 types");
+            self.bytes.push_str(token);
+            self.type_ends.push(self.bytes.len());
+            let (bytes, ends, hasher) = (&self.bytes, &self.type_ends, &self.hasher);
+            self.index
+                .insert_unique(hash, i, |&j| hasher.hash_one(spelling(bytes, ends, j)));
+            i
         };
         self.tokens.push(id);
     }

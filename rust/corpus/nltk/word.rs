@@ -635,7 +635,7 @@ mod tests {
     fn collapse_spaces_as_regex_s_plus() {
         assert_eq!(collapse_spaces(" a \t\n b\x1c  c "), " a b\x1c c ");
         // every White_Space character, and characters sharing their lead bytes
-        let spaces: String = (0..=0x10ffff_u32)
+        let spaces: String = (0..=0x10_ffff_u32)
             .filter_map(char::from_u32)
             .filter(|c| c.is_whitespace())
             .collect();
