@@ -194,7 +194,9 @@ class _Normalization:
             return line.encode().translate(self.ascii_table, _ASCII_CONTROLS).decode()
         if self.accent:
             line = unicodedata.normalize("NFD", line)
-        if len(line.encode("utf-16-le")) == 2 * len(line):  # no character beyond U+FFFF
+        # no character beyond U+FFFF (a lone surrogate, which Python strings may hold, is one
+        # UTF-16 unit)
+        if len(line.encode("utf-16-le", "surrogatepass")) == 2 * len(line):
             return line.translate(self.bmp_table)
         return line.translate(self.table)
 
