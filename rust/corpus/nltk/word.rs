@@ -143,6 +143,10 @@ fn replace_literal(text: String, from: &str, to: &str) -> String {
 
 /// Tokenizes one sentence as `NLTKWordTokenizer().tokenize(text)` does, giving each token to
 /// `emit` in order.
+///
+/// (Over 80 lines on purpose: NLTK's rules one after another in NLTK's order, each a few lines
+/// under the comment that quotes it, so that the order can be checked against NLTK's source at a
+/// glance.)
 pub fn tokenize(text: &str, mut emit: impl FnMut(&str)) {
     let r = rules();
     let present = Bytes::of(text);

@@ -144,42 +144,8 @@ fn interpolate_and_write(
     let mut lower: Option<(RecordReader, RecordStream)> = None;
     for (i, ngrams) in higher.into_iter().enumerate() {
         let m = i + 2;
-        let mut terms = Sorter::new(
-            Layout::new(m, 6, KeyOrder::Suffix),
-            false,
-            memory,
-            dir,
-            "terms",
-        );
-        let mut weights = match m {
-            2 => None,
-            _ => Some(RecordWriter::create(
-                dir,
-                "weights",
-                Layout::new(m - 1, 2, KeyOrder::Prefix),
-            )?),
-        };
-        let mut row: Vec<u32> = Vec::with_capacity(m + 1);
-        let mut unigram_weight = std::mem::take(&mut globals.unigrams.weight);
-        globals.context_pass(m, smoothing).run(
-            ngrams,
-            job,
-            |t| terms.push(t),
-            |context, gamma| match weights.as_mut() {
-                None => {
-                    unigram_weight[context[0] as usize] = gamma;
-                    Ok(())
-                }
-                Some(w) => {
-                    row.clear();
-                    row.extend_from_slice(context);
-                    row.extend_from_slice(&f64_words(gamma));
-                    w.push(&row)
-                }
-            },
-        )?;
-        globals.unigrams.weight = unigram_weight;
-        let weights = weights.map(RecordWriter::into_reader).transpose()?;
+        let (terms, weights) =
+            context_step(&mut globals, m, smoothing, ngrams, (memory, dir, job))?;
         let lower_probs = match lower.take() {
             None => {
                 write_unigrams(out, vocab, &globals.unigrams, 0..vocab.len(), &name)?;
@@ -210,6 +176,55 @@ fn interpolate_and_write(
     }
     let (_, last) = lower.expect("order >= 2");
     write_section(out, order, last, None, vocab, job, &name)
+}
+
+/// Step 3 for order m: the context pass over the order's n-grams (in prefix order), giving the
+/// interpolation terms (to be sorted in suffix order for the join) and the weights of the
+/// contexts (the unigrams' go into `globals`; those of orders >= 2 into a prefix-ordered file).
+fn context_step<'d>(
+    globals: &mut Globals,
+    m: usize,
+    smoothing: &Smoothing,
+    ngrams: RecordStream,
+    (memory, dir, job): (usize, &'d WorkDir, &Job),
+) -> Result<(Sorter<'d>, Option<RecordReader>)> {
+    let mut terms = Sorter::new(
+        Layout::new(m, 6, KeyOrder::Suffix),
+        false,
+        memory,
+        dir,
+        "terms",
+    );
+    let mut weights = match m {
+        2 => None,
+        _ => Some(RecordWriter::create(
+            dir,
+            "weights",
+            Layout::new(m - 1, 2, KeyOrder::Prefix),
+        )?),
+    };
+    let mut row: Vec<u32> = Vec::with_capacity(m + 1);
+    let mut unigram_weight = std::mem::take(&mut globals.unigrams.weight);
+    globals.context_pass(m, smoothing).run(
+        ngrams,
+        job,
+        |t| terms.push(t),
+        |context, gamma| match weights.as_mut() {
+            None => {
+                unigram_weight[context[0] as usize] = gamma;
+                Ok(())
+            }
+            Some(w) => {
+                row.clear();
+                row.extend_from_slice(context);
+                row.extend_from_slice(&f64_words(gamma));
+                w.push(&row)
+            }
+        },
+    )?;
+    globals.unigrams.weight = unigram_weight;
+    let weights = weights.map(RecordWriter::into_reader).transpose()?;
+    Ok((terms, weights))
 }
 
 /// Step 3a for one order m: context statistics in prefix order.

@@ -117,25 +117,48 @@ pub struct ProbingSearch {
 /// A KenLM probing file scored in place.
 pub type ProbingModel = KenlmModel<ProbingSearch>;
 
+/// Refuses a file that is not a plain probing file (rest-cost probing files, tries).
+fn check_kind(header: &Header, path: &str) -> Result<()> {
+    match header.search {
+        SearchKind::Probing { rest: false } => Ok(()),
+        SearchKind::Probing { rest: true } => Err(format_err(
+            path,
+            "KenLM rest-cost probing binaries (build_binary rest) are not read: rebuild the file \
+             as probing (build_binary probing ...) or trie, or load the ARPA file",
+        )),
+        SearchKind::Trie { .. } => Err(format_err(path, "a KenLM trie, not a probing file")),
+    }
+}
+
+/// Checks the probing vocabulary's header at byte `at`: version 0, and as many words as the
+/// file's header counts unigrams.
+fn check_vocabulary_header(bytes: &[u8], at: usize, unigrams: u64, path: &str) -> Result<()> {
+    let version = super::read_u32(bytes, at).unwrap_or(u32::MAX);
+    let bound = super::read_u32(bytes, at + 4).unwrap_or(0);
+    if version != 0 {
+        return Err(format_err(
+            path,
+            format!("KenLM probing vocabulary version {version}, expected 0"),
+        ));
+    }
+    if u64::from(bound) != unigrams {
+        return Err(format_err(
+            path,
+            format!(
+                "KenLM probing vocabulary of {bound} words, but the header counts {unigrams} \
+                 unigrams (corrupt file?)"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 impl Search for ProbingSearch {
     /// The hash of the n-gram looked up last.
     type Node = u64;
 
     fn open(bytes: &Arc<FileBytes>, header: &Header, path: &str) -> Result<(Self, usize)> {
-        match header.search {
-            SearchKind::Probing { rest: false } => {}
-            SearchKind::Probing { rest: true } => {
-                return Err(format_err(
-                    path,
-                    "KenLM rest-cost probing binaries (build_binary rest) are not read: rebuild \
-                     the file as probing (build_binary probing ...) or trie, or load the ARPA \
-                     file",
-                ))
-            }
-            SearchKind::Trie { .. } => {
-                return Err(format_err(path, "a KenLM trie, not a probing file"))
-            }
-        }
+        check_kind(header, path)?;
         let counts = &header.counts;
         let order = counts.len();
         let multiplier = header.probing_multiplier;
@@ -177,24 +200,7 @@ impl Search for ProbingSearch {
             buckets(counts[order - 1], multiplier).saturating_mul(12),
         )?;
         let words_at = at as usize;
-        let version = super::read_u32(bytes, vocab_header).unwrap_or(u32::MAX);
-        let bound = super::read_u32(bytes, vocab_header + 4).unwrap_or(0);
-        if version != 0 {
-            return Err(format_err(
-                path,
-                format!("KenLM probing vocabulary version {version}, expected 0"),
-            ));
-        }
-        if u64::from(bound) != counts[0] {
-            return Err(format_err(
-                path,
-                format!(
-                    "KenLM probing vocabulary of {bound} words, but the header counts {} \
-                     unigrams (corrupt file?)",
-                    counts[0]
-                ),
-            ));
-        }
+        check_vocabulary_header(bytes, vocab_header, counts[0], path)?;
         let search = ProbingSearch {
             vocab: Table {
                 entries: view(bytes, vocab_table, path)?,

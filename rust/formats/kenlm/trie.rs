@@ -223,6 +223,9 @@ impl Trie {
 
     /// Fills `model` (empty tables sized for the counts, `ids[k]` the fastppl id of KenLM word
     /// `k`) with every n-gram of the trie, reporting n-grams to `job`.
+    ///
+    /// (Over 80 lines on purpose: one walk of the trie, order by order, whose bounds checks of
+    /// each record and pointer sit beside the reads they guard.)
     pub fn fill(&self, model: &mut Model, ids: &[u32], path: &str, job: &Job) -> Result<()> {
         let fail = |message: String| format_err(path, format!("KenLM trie: {message}"));
         let corrupt = |m: usize, i: u64| {
