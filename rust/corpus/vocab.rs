@@ -11,6 +11,12 @@ pub const UNK: u32 = 0;
 pub const BOS: u32 = 1;
 /// Id of `</s>`, the predicted end of a sentence.
 pub const EOS: u32 = 2;
+/// Whether word `id` can be predicted by a model (`bos_eos`: with sentence markers): never
+/// `<s>`, and `</s>` only with the markers.
+pub fn predictable(id: u32, bos_eos: bool) -> bool {
+    id != BOS && (bos_eos || id != EOS)
+}
+
 /// The spellings of the reserved ids, in id order.
 pub const RESERVED: [&str; 3] = ["<unk>", "<s>", "</s>"];
 

@@ -34,7 +34,7 @@ pub use smoothing::{DefaultValue, Parameter, Parameters, Smoothing, ESTIMATORS};
 
 use rayon::prelude::*;
 
-use crate::corpus::vocab::{Vocab, BOS, EOS};
+use crate::corpus::vocab::{self, Vocab, BOS};
 use crate::error::{Error, Result};
 use crate::model::{Fallback, Model, OrderTable};
 use crate::ngram::counts::{NgramCounts, OrderCounts};
@@ -293,7 +293,7 @@ impl<'a> Passes<'a> {
 
     /// Whether word `w` can be predicted (never `<s>`; `</s>` only with sentence markers).
     fn predictable(&self, w: usize) -> bool {
-        w != BOS as usize && (self.bos_eos || w != EOS as usize)
+        vocab::predictable(w as u32, self.bos_eos)
     }
 
     /// The key of the entry in `slot` of `level`, if it is used and predicts a predictable word.

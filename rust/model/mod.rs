@@ -17,7 +17,7 @@ pub mod context;
 pub mod score;
 pub mod scorer;
 
-use crate::corpus::vocab::{Vocab, BOS, EOS};
+use crate::corpus::vocab::{Vocab, BOS};
 use crate::ngram::keys::find_chain;
 use crate::ngram::keys::{pack, NONE};
 use crate::ngram::probing::ProbingTable;
@@ -86,11 +86,6 @@ impl Model {
     /// sentence markers.
     pub fn vocab_size(&self) -> usize {
         self.vocab.len() - 1 - usize::from(!self.bos_eos)
-    }
-
-    /// Whether `id` can be predicted.
-    pub fn predictable(&self, id: u32) -> bool {
-        id != BOS && (self.bos_eos || id != EOS)
     }
 
     /// The state at the start of a sentence.

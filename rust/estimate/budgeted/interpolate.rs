@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::adjust::Adjusted;
 use super::{f64_words, words_f64, PRUNED};
-use crate::corpus::vocab::{Vocab, BOS};
+use crate::corpus::vocab::{self, Vocab};
 use crate::error::{Error, Result};
 use crate::estimate::{
     context_weight, interpolation_terms, order_discounts, ContextStats, Smoothing,
@@ -73,7 +73,8 @@ impl Globals {
         smoothing: &Smoothing,
     ) -> Result<Globals> {
         let vocab_size = (unigram_counts.len() - 1) as f64;
-        let predictable = |w: usize| w != BOS as usize;
+        // (the budgeted path always scores with sentence markers)
+        let predictable = |w: usize| vocab::predictable(w as u32, true);
         let mut stats = ContextStats::default();
         for (w, &c) in unigram_counts.iter().enumerate() {
             if predictable(w) {
