@@ -397,6 +397,16 @@ class NGramModel:
         When other tools may rewrite the file in place, pass ``mmap=False``: the file is read
         into memory (same checks) and nothing done to it later matters.
 
+        **Speed.** Scoring looks n-grams up at random places in tables of up to gigabytes.
+        Where the kernel offers transparent huge pages on request (Linux's common ``madvise``
+        setting), fastppl asks for them: always for a model read into memory (``mmap=False``,
+        and models built by :meth:`fit` or :meth:`from_arpa`), and for a mapped file when its
+        pages are read from disk (not when they are already cached in small pages). On a
+        5-gram of 119 M n-grams that made scoring on one core markedly faster (README,
+        "Performance"); reading the file then takes longer, so ``mmap=False`` pays off for
+        long scoring runs in one process, and the default suits many short-lived processes
+        sharing one file.
+
         Args:
             path: a file written by :meth:`save`.
             verify: check the file's checksum and the consistency of every n-gram entry, which

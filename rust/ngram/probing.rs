@@ -6,6 +6,7 @@
 use std::ops::{Deref, DerefMut};
 
 use crate::ngram::keys::{home_slot, prefetch, EMPTY};
+use crate::util::huge_pages;
 use crate::util::mapped::MappedSlice;
 
 /// Slots per entry: KenLM's default probing multiplier.
@@ -26,6 +27,22 @@ pub struct Entry {
 pub(crate) struct Slot {
     key: u64,
     entry: Entry,
+}
+
+/// A slot that holds no n-gram.
+const EMPTY_SLOT: Slot = Slot {
+    key: EMPTY,
+    entry: Entry {
+        logp: 0.0,
+        weight: 0.0,
+    },
+};
+
+/// `capacity` empty slots, in memory asked for as huge pages (tables are read at random).
+fn empty_slots(capacity: usize) -> Vec<Slot> {
+    let mut slots = huge_pages::vec_with_capacity(capacity);
+    slots.resize(capacity, EMPTY_SLOT);
+    slots
 }
 
 /// A fixed-capacity probing hash table from packed n-gram keys to [`Entry`].
@@ -73,13 +90,7 @@ impl ProbingTable {
     pub fn with_entries(n: usize) -> Self {
         let capacity = ((n as f64 * SPACE_MULTIPLIER) as usize).max(n + 1);
         ProbingTable {
-            slots: SlotStorage::Owned(vec![
-                Slot {
-                    key: EMPTY,
-                    entry: Entry::default()
-                };
-                capacity
-            ]),
+            slots: SlotStorage::Owned(empty_slots(capacity)),
             len: 0,
         }
     }
@@ -118,16 +129,11 @@ impl ProbingTable {
         fill: impl Fn(usize) -> Option<(u64, Entry)> + Sync,
     ) -> Self {
         use rayon::prelude::*;
-        let slots: Vec<Slot> = (0..capacity)
-            .into_par_iter()
-            .map(|i| match fill(i) {
-                Some((key, entry)) => Slot { key, entry },
-                None => Slot {
-                    key: EMPTY,
-                    entry: Entry::default(),
-                },
-            })
-            .collect();
+        let mut slots: Vec<Slot> = huge_pages::vec_with_capacity(capacity);
+        slots.par_extend((0..capacity).into_par_iter().map(|i| match fill(i) {
+            Some((key, entry)) => Slot { key, entry },
+            None => EMPTY_SLOT,
+        }));
         let len = slots.iter().filter(|s| s.key != EMPTY).count();
         ProbingTable {
             slots: SlotStorage::Owned(slots),

@@ -13,6 +13,8 @@ use std::sync::Arc;
 use bytemuck::Pod;
 use memmap2::Mmap;
 
+use super::huge_pages;
+
 /// The bytes of a file: memory-mapped, or read into memory (8-byte aligned, so that they can be
 /// viewed as the same types as a mapping, which is page-aligned).
 pub enum FileBytes {
@@ -22,24 +24,27 @@ pub enum FileBytes {
 }
 
 impl FileBytes {
-    /// Maps `file` read-only; `populate` has the kernel read every page now (for callers that
-    /// are about to read them all).
+    /// Maps `file` read-only, asking for huge pages (see [`super::huge_pages`]); `populate` has
+    /// the kernel read every page now (for callers that are about to read them all).
     pub fn map(file: &std::fs::File, populate: bool) -> std::io::Result<FileBytes> {
-        let mut options = memmap2::MmapOptions::new();
-        if populate {
-            options.populate();
-        }
         // SAFETY: mapping a file is unsafe only because another process could change the file
         // while it is mapped; fastppl itself never writes a file in place (outputs are written
         // to a temporary file renamed over the target), the bytes read through a mapping are
         // bounds-checked views of types for which any bit pattern is valid, and the contract
         // left to users (do not truncate or rewrite a loaded file in place) is documented.
-        Ok(FileBytes::Mapped(unsafe { options.map(file) }?))
+        let map = unsafe { Mmap::map(file) }?;
+        // the advice must come before the pages are read for the kernel to read them as huge ones
+        huge_pages::advise_mapping(&map);
+        if populate {
+            huge_pages::populate_mapping(&map);
+        }
+        Ok(FileBytes::Mapped(map))
     }
 
     /// Reads `len` bytes of `reader` into aligned memory.
     pub fn read(mut reader: impl std::io::Read, len: usize) -> std::io::Result<FileBytes> {
-        let mut words = vec![0u64; len.div_ceil(8)];
+        let mut words = huge_pages::vec_with_capacity(len.div_ceil(8));
+        words.resize(len.div_ceil(8), 0u64);
         reader.read_exact(&mut bytemuck::cast_slice_mut::<u64, u8>(&mut words)[..len])?;
         Ok(FileBytes::Read(words, len))
     }

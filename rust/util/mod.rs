@@ -1,9 +1,10 @@
 //! Generic machinery that knows no n-grams: atomic file replacement, compressed files, sorting on disk, memory-mapped
-//! views, KenLM's float formatting and string hash, a long call's cancel flag and progress.
+//! views and huge pages for them, KenLM's float formatting and string hash, a long call's cancel flag and progress.
 
 pub mod atomic;
 pub mod compressed;
 pub mod float_format;
+pub mod huge_pages;
 pub mod job;
 pub mod mapped;
 pub mod murmur;
