@@ -98,34 +98,33 @@ fn char_at(s: &str, i: usize) -> Option<char> {
 
 /// `_re_multi_char_punct` (`\-{2,}|\.{2,}|(?:\.\s){2,}\.`) at byte `i` of `s`: its length.
 fn multi_char_at(s: &str, i: usize) -> Option<usize> {
-    let b = &s.as_bytes()[i..];
+    let bytes = s.as_bytes();
+    let b = &bytes[i..];
     let run = |c: u8| b.iter().take_while(|&&x| x == c).count();
-    if b.starts_with(b"--") {
-        return Some(run(b'-'));
+    match b {
+        [b'-', b'-', ..] => return Some(run(b'-')),
+        [b'.', b'.', ..] => return Some(run(b'.')),
+        [b'.', ..] => {}
+        _ => return None,
     }
-    if b.starts_with(b"..") {
-        return Some(run(b'.'));
-    }
-    if b.first() != Some(&b'.') {
-        return None;
-    }
-    // (\.\s){n} greedily, then a final "." (backing off one repetition if needed).
-    let mut ends = vec![i]; // ends[k]: end of k repetitions
-    let mut j = i;
-    while s[j..].starts_with('.') {
-        match char_at(s, j + 1) {
+    // (\.\s){n} greedily, then a final "." (backing off one repetition if needed); `end` is
+    // the end of n repetitions, `before` the end of n - 1 (no allocation: called at each
+    // character of the words of every Punkt context)
+    let (mut n, mut end, mut before) = (0, i, i);
+    while bytes.get(end) == Some(&b'.') {
+        match char_at(s, end + 1) {
             Some(c) if is_space(c) => {
-                j += 1 + c.len_utf8();
-                ends.push(j);
+                before = end;
+                end += 1 + c.len_utf8();
+                n += 1;
             }
             _ => break,
         }
     }
-    let n = ends.len() - 1;
-    if n >= 2 && s[ends[n]..].starts_with('.') {
-        Some(ends[n] + 1 - i)
+    if n >= 2 && bytes.get(end) == Some(&b'.') {
+        Some(end + 1 - i)
     } else if n >= 3 {
-        Some(ends[n - 1] + 1 - i)
+        Some(before + 1 - i)
     } else {
         None
     }
@@ -224,7 +223,7 @@ impl<'a> Token<'a> {
         Token {
             tok,
             typ,
-            period_final: tok.ends_with('.'),
+            period_final: tok.as_bytes().last() == Some(&b'.'),
             sentbreak: false,
             abbr: false,
             ellipsis: false,
@@ -596,5 +595,27 @@ mod tests {
                 "b", ":", "c", "3,5", ","
             ]
         );
+    }
+
+    #[test]
+    fn multi_char_punctuation_backs_off_as_the_regex_does() {
+        // `\-{2,}|\.{2,}|(?:\.\s){2,}\.` at the start, leftmost alternative first
+        let cases = [
+            ("--x", Some(2)),
+            ("---", Some(3)),
+            ("...a", Some(3)),
+            (". . .", Some(5)),
+            (". . . x", Some(5)),
+            (". . . . x", Some(7)),
+            (". .\u{a0}.", Some(6)),
+            (". . x", None),
+            (". x", None),
+            (".", None),
+            ("-.", None),
+            ("a..", None),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(multi_char_at(text, 0), expected, "{text:?}");
+        }
     }
 }
