@@ -17,6 +17,8 @@
 //! Offsets are byte offsets into the `&str` (NLTK's are code points; every comparison is between
 //! offsets of the same string, so the spans are the same sentences).
 
+use std::borrow::Cow;
+
 use super::chars::{
     is_ascii_whitespace, is_digit, is_py_lower, is_py_upper, is_space, is_word_not_digit,
     py_is_blank, py_rstrip,
@@ -193,11 +195,29 @@ fn is_numeric(s: &str) -> bool {
     chars.next().is_some_and(is_digit) && chars.all(|c| is_digit(c) || matches!(c, ',' | '.' | '-'))
 }
 
+/// `s.lower()`, borrowed when no character changes (every token of lowercased text, most of
+/// the others): Punkt looks at every token of tens of thousands of contexts.
+fn lowercased(s: &str) -> Cow<'_, str> {
+    let unchanged = s.chars().all(|c| {
+        if c.is_ascii() {
+            !c.is_ascii_uppercase()
+        } else {
+            let mut lower = c.to_lowercase();
+            lower.next() == Some(c) && lower.next().is_none()
+        }
+    });
+    if unchanged {
+        Cow::Borrowed(s)
+    } else {
+        Cow::Owned(s.to_lowercase())
+    }
+}
+
 /// The annotations of `PunktToken` that inference uses.
 struct Token<'a> {
     tok: &'a str,
     /// `type`: lowercased, numbers as `##number##`.
-    typ: String,
+    typ: Cow<'a, str>,
     period_final: bool,
     sentbreak: bool,
     abbr: bool,
@@ -214,9 +234,9 @@ fn without_period(typ: &str) -> &str {
 
 impl<'a> Token<'a> {
     fn new(tok: &'a str) -> Self {
-        let lower = tok.to_lowercase();
+        let lower = lowercased(tok);
         let typ = if is_numeric(&lower) {
-            "##number##".to_string()
+            Cow::Borrowed("##number##")
         } else {
             lower
         };
@@ -299,9 +319,10 @@ impl Punkt {
         } else if t.is_ellipsis() {
             t.ellipsis = true;
         } else if t.period_final && !tok.ends_with("..") {
-            let stem = tok[..tok.len() - 1].to_lowercase();
+            let stem = lowercased(&tok[..tok.len() - 1]);
             let last = stem.rsplit('-').next().unwrap_or("");
-            if self.params.abbrev_types.contains(&stem) || self.params.abbrev_types.contains(last) {
+            if self.params.abbrev_types.contains(&*stem) || self.params.abbrev_types.contains(last)
+            {
                 t.abbr = true;
             } else {
                 t.sentbreak = true;
@@ -616,6 +637,20 @@ mod tests {
         ];
         for (text, expected) in cases {
             assert_eq!(multi_char_at(text, 0), expected, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn lowercased_borrows_only_what_lowercasing_leaves_alone() {
+        for word in ["abc", "ação", "3.5", "", "ς", "日本"] {
+            assert!(
+                matches!(lowercased(word), Cow::Borrowed(w) if w == word),
+                "{word}"
+            );
+        }
+        for word in ["Abc", "AÇÃO", "ΟΔΟΣ", "İ", "Ǆ"] {
+            assert_eq!(lowercased(word), word.to_lowercase(), "{word}");
+            assert!(matches!(lowercased(word), Cow::Owned(_)), "{word}");
         }
     }
 }
