@@ -3,7 +3,10 @@
 //! Ids 0, 1, 2 are reserved for `<unk>`, `<s>` and `</s>` (KenLM puts `<unk>` first too), so
 //! every vocabulary, whatever text it was built from, agrees on them.
 
-use hashbrown::HashMap;
+use std::hash::BuildHasher;
+use std::sync::Arc;
+
+use hashbrown::{DefaultHashBuilder, HashTable};
 
 /// Id of `<unk>`, the stand-in for every out-of-vocabulary token.
 pub const UNK: u32 = 0;
@@ -21,10 +24,31 @@ pub fn predictable(id: u32, bos_eos: bool) -> bool {
 pub const RESERVED: [&str; 3] = ["<unk>", "<s>", "</s>"];
 
 /// A string interner with the reserved tokens at ids 0..3.
+///
+/// Cloning is cheap: clones share one table (a model fitted on a corpus holds the corpus's
+/// vocabulary, not a copy of it) until one of them adds a word, which then copies it. Two
+/// vocabularies that share a table translate to each other without a lookup
+/// ([`Vocab::translation_from`]).
 #[derive(Debug, Clone)]
 pub struct Vocab {
-    ids: HashMap<Box<str>, u32>,
+    table: Arc<Table>,
+}
+
+/// The spellings in id order, and their ids by hash.
+#[derive(Debug, Clone, Default)]
+struct Table {
     words: Vec<Box<str>>,
+    ids: HashTable<u32>,
+    hasher: DefaultHashBuilder,
+}
+
+impl Table {
+    fn get(&self, word: &str) -> Option<u32> {
+        let hash = self.hasher.hash_one(word);
+        self.ids
+            .find(hash, |&id| &*self.words[id as usize] == word)
+            .copied()
+    }
 }
 
 impl Default for Vocab {
@@ -37,8 +61,7 @@ impl Vocab {
     /// A vocabulary holding only the reserved tokens.
     pub fn new() -> Self {
         let mut v = Vocab {
-            ids: HashMap::new(),
-            words: Vec::new(),
+            table: Arc::default(),
         };
         for w in RESERVED {
             v.intern(w);
@@ -48,24 +71,33 @@ impl Vocab {
 
     /// The id of `word`, adding it if new.
     pub fn intern(&mut self, word: &str) -> u32 {
-        if let Some(&id) = self.ids.get(word) {
+        if let Some(id) = self.table.get(word) {
             return id;
         }
-        let id = u32::try_from(self.words.len()).expect("vocabulary larger than 2^32 types");
-        self.words.push(word.into());
-        self.ids.insert(word.into(), id);
+        let table = Arc::make_mut(&mut self.table);
+        let id = u32::try_from(table.words.len()).expect("vocabulary larger than 2^32 types");
+        let hash = table.hasher.hash_one(word);
+        table.words.push(word.into());
+        let (words, hasher) = (&table.words, &table.hasher);
+        table
+            .ids
+            .insert_unique(hash, id, |&i| hasher.hash_one(&*words[i as usize]));
         id
     }
 
     /// Makes room for `additional` more words without rehashing (used when loading a model).
     pub fn reserve(&mut self, additional: usize) {
-        self.ids.reserve(additional);
-        self.words.reserve(additional);
+        let table = Arc::make_mut(&mut self.table);
+        let (words, hasher) = (&table.words, &table.hasher);
+        table
+            .ids
+            .reserve(additional, |&i| hasher.hash_one(&*words[i as usize]));
+        table.words.reserve(additional);
     }
 
     /// The id of `word`, if it is in the vocabulary.
     pub fn get(&self, word: &str) -> Option<u32> {
-        self.ids.get(word).copied()
+        self.table.get(word)
     }
 
     /// The id of `word`, or [`UNK`].
@@ -75,26 +107,30 @@ impl Vocab {
 
     /// The spelling of `id`.
     pub fn word(&self, id: u32) -> &str {
-        &self.words[id as usize]
+        &self.table.words[id as usize]
     }
 
     /// Number of ids, reserved ones included.
     pub fn len(&self) -> usize {
-        self.words.len()
+        self.table.words.len()
     }
 
     /// Never true: the reserved tokens are always there.
     pub fn is_empty(&self) -> bool {
-        self.words.is_empty()
+        self.table.words.is_empty()
     }
 
     /// All spellings in id order.
     pub fn words(&self) -> impl Iterator<Item = &str> {
-        self.words.iter().map(|w| &**w)
+        self.table.words.iter().map(|w| &**w)
     }
 
-    /// For each id of `other`, the id of the same spelling here (or [`UNK`]).
+    /// For each id of `other`, the id of the same spelling here (or [`UNK`]): the identity,
+    /// with no lookup, when both share one table (a model and the corpus it was fitted on).
     pub fn translation_from(&self, other: &Vocab) -> Vec<u32> {
+        if Arc::ptr_eq(&self.table, &other.table) {
+            return (0..self.len() as u32).collect();
+        }
         other.words().map(|w| self.id_or_unk(w)).collect()
     }
 }
@@ -123,5 +159,25 @@ mod tests {
         b.intern("y");
         b.intern("x");
         assert_eq!(a.translation_from(&b), vec![0, 1, 2, 0, 3]);
+    }
+
+    #[test]
+    fn clones_share_their_table_until_one_grows() {
+        let mut a = Vocab::new();
+        a.intern("x");
+        let mut b = a.clone();
+        assert_eq!(a.translation_from(&b), vec![0, 1, 2, 3]);
+        assert_eq!(b.intern("x"), 3);
+        assert!(
+            Arc::ptr_eq(&a.table, &b.table),
+            "a known word copies nothing"
+        );
+        assert_eq!(b.intern("y"), 4);
+        assert!(!Arc::ptr_eq(&a.table, &b.table));
+        assert_eq!((a.len(), a.get("y")), (4, None));
+        assert_eq!(b.translation_from(&a), vec![0, 1, 2, 3]);
+        assert_eq!(a.translation_from(&b), vec![0, 1, 2, 3, UNK]);
+        b.reserve(10);
+        assert_eq!(b.get("y"), Some(4));
     }
 }

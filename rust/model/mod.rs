@@ -106,13 +106,16 @@ impl Model {
 
     /// Puts `state` back at the start of a sentence (no allocation).
     pub fn restart(&self, state: &mut State) {
-        state.ctx.fill(NONE);
-        state.len = if self.bos_eos && self.order > 1 {
-            state.ctx[0] = BOS;
-            1
-        } else {
-            0
-        };
+        state.len = 0;
+        // (an order-1 model has no context to reset: not even an empty fill, a `memset` call
+        // per sentence scored)
+        if self.order > 1 {
+            state.ctx.fill(NONE);
+            if self.bos_eos {
+                state.ctx[0] = BOS;
+                state.len = 1;
+            }
+        }
     }
 
     /// The state after the context `ids` (oldest first); only the last N-1 tokens matter.

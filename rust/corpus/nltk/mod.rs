@@ -25,6 +25,7 @@ pub mod word;
 
 use rayon::prelude::*;
 
+use super::vocab::{BOS, EOS};
 use super::{is_terminator, Corpus};
 use crate::error::Result;
 use crate::util::job::Job;
@@ -92,11 +93,18 @@ pub fn word_tokenize(punkt: Option<&Punkt>, text: &str, job: &Job) -> Result<Vec
     };
     job.stage("tokenizing", text.len() as u64)?;
     let mut out = Vec::new();
-    for_each_batch(&pieces, WordRule::Nltk, job, |batch| {
-        for (tokens, _) in batch.pieces() {
-            out.extend(tokens.iter().map(|&t| batch.spelling(t).to_string()));
-        }
-    })?;
+    for_each_batch(
+        &pieces,
+        WordRule::Nltk,
+        job,
+        &mut out,
+        |_, _| (),
+        |out, batch, ()| {
+            for (tokens, _) in batch.pieces() {
+                out.extend(tokens.iter().map(|&t| batch.spelling(t).to_string()));
+            }
+        },
+    )?;
     Ok(out)
 }
 
@@ -148,13 +156,16 @@ fn batch_bytes(total: usize) -> usize {
     (total / (8 * rayon::current_num_threads().max(1))).clamp(MIN_BATCH_BYTES, MAX_BATCH_BYTES)
 }
 
-/// Applies `rule` to each piece (in parallel, by batches of whole pieces) and gives `emit` the
-/// batches in order; reports bytes of text done to `job` and stops when it is cancelled.
-fn for_each_batch(
+/// Applies `rule` to each piece (in parallel, by batches of whole pieces), looks each batch up
+/// in `state` by `resolve` (in parallel), and gives `emit` the batches in order with what
+/// `resolve` made of them; reports bytes of text done to `job` and stops when it is cancelled.
+fn for_each_batch<S: Sync + Send, R: Send>(
     pieces: &[(&str, bool)],
     rule: WordRule,
     job: &Job,
-    mut emit: impl FnMut(&Batch) + Send,
+    state: &mut S,
+    resolve: impl Fn(&S, &Batch) -> R + Sync,
+    mut emit: impl FnMut(&mut S, &Batch, R) + Send,
 ) -> Result<()> {
     let batch_size = batch_bytes(pieces.iter().map(|(p, _)| p.len() + 1).sum());
     let mut batches: Vec<&[(&str, bool)]> = Vec::new();
@@ -173,9 +184,11 @@ fn for_each_batch(
     }
     // A window of batches at a time keeps memory bounded by a few batches per thread; the
     // tokens of one window are handed to `emit` (sequential: interning) while the next window
-    // is tokenized on the other cores.
+    // is tokenized on the other cores. Between the two, `resolve` runs on all cores on the
+    // window just tokenized, against the state `emit` left (so that `emit`, the sequential
+    // part, only does what `resolve` could not: interning the types new to the corpus).
     let window = 4 * rayon::current_num_threads().max(1);
-    let mut ready: Vec<Batch> = Vec::new();
+    let mut ready: Vec<(Batch, R)> = Vec::new();
     for group in batches.chunks(window) {
         job.check()?;
         let (done, ()) = rayon::join(
@@ -185,7 +198,11 @@ fn for_each_batch(
                     .map(|b| tokenize_batch(b, rule))
                     .collect::<Vec<_>>()
             },
-            || ready.iter().for_each(&mut emit),
+            || {
+                ready
+                    .drain(..)
+                    .for_each(|(batch, r)| emit(state, &batch, r));
+            },
         );
         job.advance(
             group
@@ -194,9 +211,18 @@ fn for_each_batch(
                 .map(|(p, _)| p.len() as u64 + 1)
                 .sum(),
         );
-        ready = done;
+        let known: &S = state;
+        ready = done
+            .into_par_iter()
+            .map(|batch| {
+                let r = resolve(known, &batch);
+                (batch, r)
+            })
+            .collect();
     }
-    ready.iter().for_each(&mut emit);
+    ready
+        .drain(..)
+        .for_each(|(batch, r)| emit(state, &batch, r));
     Ok(())
 }
 
@@ -217,6 +243,27 @@ fn tokenize_batch(pieces: &[(&str, bool)], rule: WordRule) -> Batch {
     batch
 }
 
+/// For each type of `batch`: its id in `corpus`'s vocabulary ([`UNSET`] when it is not there,
+/// or is a sentence marker, which [`Corpus::push_token`] refuses), and, when `at_terminators`,
+/// whether it is a terminator.
+fn known(corpus: &Corpus, batch: &Batch, at_terminators: bool) -> (Vec<u32>, Vec<bool>) {
+    let vocab = corpus.vocab();
+    let types = 0..batch.num_types() as u32;
+    let ids = types
+        .clone()
+        .map(|t| match vocab.get(batch.spelling(t)) {
+            Some(id) if id != BOS && id != EOS => id,
+            _ => UNSET,
+        })
+        .collect();
+    let terminators = if at_terminators {
+        types.map(|t| is_terminator(batch.spelling(t))).collect()
+    } else {
+        Vec::new()
+    };
+    (ids, terminators)
+}
+
 impl Corpus {
     /// Appends the sentences of `text` tokenized as NLTK does: `rule` on each Punkt sentence
     /// (`punkt` None: on each group whole, NLTK's `preserve_line=True`), grouped into corpus
@@ -232,47 +279,45 @@ impl Corpus {
         job.stage("splitting sentences", text.len() as u64)?;
         let pieces = pieces(punkt, text, grouping);
         job.stage("tokenizing", text.len() as u64)?;
-        // Each type of a batch is interned by its first token (which checks it, and keeps the
+        // Each type of a batch is looked up in the vocabulary on the worker threads (`known`);
+        // a type not found there is interned by its first token (which checks it, and keeps the
         // vocabulary's ids in order of first occurrence); its other tokens reuse the id.
         let at_terminators = grouping == Grouping::Terminators;
-        let mut ids: Vec<u32> = Vec::new();
-        let mut terminators: Vec<bool> = Vec::new();
         let mut result = Ok(());
-        for_each_batch(&pieces, rule, job, |batch| {
-            if result.is_err() {
-                return;
-            }
-            ids.clear();
-            ids.resize(batch.num_types(), UNSET);
-            terminators.clear();
-            if at_terminators {
-                terminators.extend(
-                    (0..batch.num_types() as u32).map(|t| is_terminator(batch.spelling(t))),
-                );
-            }
-            for (tokens, ends_group) in batch.pieces() {
-                for &t in tokens {
-                    let id = &mut ids[t as usize];
-                    if *id == UNSET {
-                        match self.push_token(batch.spelling(t)) {
-                            Ok(new) => *id = new,
-                            Err(e) => {
-                                result = Err(e);
-                                return;
+        for_each_batch(
+            &pieces,
+            rule,
+            job,
+            self,
+            |corpus, batch| known(corpus, batch, at_terminators),
+            |corpus, batch, (mut ids, terminators)| {
+                if result.is_err() {
+                    return;
+                }
+                for (tokens, ends_group) in batch.pieces() {
+                    for &t in tokens {
+                        let id = &mut ids[t as usize];
+                        if *id == UNSET {
+                            match corpus.push_token(batch.spelling(t)) {
+                                Ok(new) => *id = new,
+                                Err(e) => {
+                                    result = Err(e);
+                                    return;
+                                }
                             }
+                        } else {
+                            corpus.push_id(*id);
                         }
-                    } else {
-                        self.push_id(*id);
+                        if at_terminators && terminators[t as usize] {
+                            corpus.end_sentence();
+                        }
                     }
-                    if at_terminators && terminators[t as usize] {
-                        self.end_sentence();
+                    if ends_group {
+                        corpus.end_sentence();
                     }
                 }
-                if ends_group {
-                    self.end_sentence();
-                }
-            }
-        })?;
+            },
+        )?;
         result?;
         self.end_sentence();
         Ok(())

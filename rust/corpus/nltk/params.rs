@@ -87,6 +87,10 @@ impl PunktParams {
             params.collocations.insert((a.to_string(), b.to_string()));
         }
         let (path, text) = file("ortho_context.tab")?;
+        // (about 20,000 lines: room for them all at once, rather than growing the table)
+        params
+            .ortho_context
+            .reserve(memchr::memchr_iter(b'\n', text.as_bytes()).count() + 1);
         for (i, line) in lines(&text).enumerate() {
             let (typ, flags) = two_fields(line, &path, i + 1)?;
             let flags: i64 = flags.trim().parse().map_err(|_| Error::PunktData {
@@ -113,7 +117,7 @@ fn lines(text: &str) -> impl Iterator<Item = &str> {
         if rest.is_empty() {
             return None;
         }
-        let end = rest.find(['\n', '\r']).unwrap_or(rest.len());
+        let end = memchr::memchr2(b'\n', b'\r', rest.as_bytes()).unwrap_or(rest.len());
         let line = &rest[..end];
         let skip = if rest[end..].starts_with("\r\n") {
             2

@@ -17,6 +17,8 @@
 //! Offsets are byte offsets into the `&str` (NLTK's are code points; every comparison is between
 //! offsets of the same string, so the spans are the same sentences).
 
+use std::borrow::Cow;
+
 use super::chars::{
     is_ascii_whitespace, is_digit, is_py_lower, is_py_upper, is_space, is_word_not_digit,
     py_is_blank, py_rstrip,
@@ -98,34 +100,33 @@ fn char_at(s: &str, i: usize) -> Option<char> {
 
 /// `_re_multi_char_punct` (`\-{2,}|\.{2,}|(?:\.\s){2,}\.`) at byte `i` of `s`: its length.
 fn multi_char_at(s: &str, i: usize) -> Option<usize> {
-    let b = &s.as_bytes()[i..];
+    let bytes = s.as_bytes();
+    let b = &bytes[i..];
     let run = |c: u8| b.iter().take_while(|&&x| x == c).count();
-    if b.starts_with(b"--") {
-        return Some(run(b'-'));
+    match b {
+        [b'-', b'-', ..] => return Some(run(b'-')),
+        [b'.', b'.', ..] => return Some(run(b'.')),
+        [b'.', ..] => {}
+        _ => return None,
     }
-    if b.starts_with(b"..") {
-        return Some(run(b'.'));
-    }
-    if b.first() != Some(&b'.') {
-        return None;
-    }
-    // (\.\s){n} greedily, then a final "." (backing off one repetition if needed).
-    let mut ends = vec![i]; // ends[k]: end of k repetitions
-    let mut j = i;
-    while s[j..].starts_with('.') {
-        match char_at(s, j + 1) {
+    // (\.\s){n} greedily, then a final "." (backing off one repetition if needed); `end` is
+    // the end of n repetitions, `before` the end of n - 1 (no allocation: called at each
+    // character of the words of every Punkt context)
+    let (mut n, mut end, mut before) = (0, i, i);
+    while bytes.get(end) == Some(&b'.') {
+        match char_at(s, end + 1) {
             Some(c) if is_space(c) => {
-                j += 1 + c.len_utf8();
-                ends.push(j);
+                before = end;
+                end += 1 + c.len_utf8();
+                n += 1;
             }
             _ => break,
         }
     }
-    let n = ends.len() - 1;
-    if n >= 2 && s[ends[n]..].starts_with('.') {
-        Some(ends[n] + 1 - i)
+    if n >= 2 && bytes.get(end) == Some(&b'.') {
+        Some(end + 1 - i)
     } else if n >= 3 {
-        Some(ends[n - 1] + 1 - i)
+        Some(before + 1 - i)
     } else {
         None
     }
@@ -194,11 +195,29 @@ fn is_numeric(s: &str) -> bool {
     chars.next().is_some_and(is_digit) && chars.all(|c| is_digit(c) || matches!(c, ',' | '.' | '-'))
 }
 
+/// `s.lower()`, borrowed when no character changes (every token of lowercased text, most of
+/// the others): Punkt looks at every token of tens of thousands of contexts.
+fn lowercased(s: &str) -> Cow<'_, str> {
+    let unchanged = s.chars().all(|c| {
+        if c.is_ascii() {
+            !c.is_ascii_uppercase()
+        } else {
+            let mut lower = c.to_lowercase();
+            lower.next() == Some(c) && lower.next().is_none()
+        }
+    });
+    if unchanged {
+        Cow::Borrowed(s)
+    } else {
+        Cow::Owned(s.to_lowercase())
+    }
+}
+
 /// The annotations of `PunktToken` that inference uses.
 struct Token<'a> {
     tok: &'a str,
     /// `type`: lowercased, numbers as `##number##`.
-    typ: String,
+    typ: Cow<'a, str>,
     period_final: bool,
     sentbreak: bool,
     abbr: bool,
@@ -215,16 +234,16 @@ fn without_period(typ: &str) -> &str {
 
 impl<'a> Token<'a> {
     fn new(tok: &'a str) -> Self {
-        let lower = tok.to_lowercase();
+        let lower = lowercased(tok);
         let typ = if is_numeric(&lower) {
-            "##number##".to_string()
+            Cow::Borrowed("##number##")
         } else {
             lower
         };
         Token {
             tok,
             typ,
-            period_final: tok.ends_with('.'),
+            period_final: tok.as_bytes().last() == Some(&b'.'),
             sentbreak: false,
             abbr: false,
             ellipsis: false,
@@ -300,9 +319,10 @@ impl Punkt {
         } else if t.is_ellipsis() {
             t.ellipsis = true;
         } else if t.period_final && !tok.ends_with("..") {
-            let stem = tok[..tok.len() - 1].to_lowercase();
+            let stem = lowercased(&tok[..tok.len() - 1]);
             let last = stem.rsplit('-').next().unwrap_or("");
-            if self.params.abbrev_types.contains(&stem) || self.params.abbrev_types.contains(last) {
+            if self.params.abbrev_types.contains(&*stem) || self.params.abbrev_types.contains(last)
+            {
                 t.abbr = true;
             } else {
                 t.sentbreak = true;
@@ -596,5 +616,41 @@ mod tests {
                 "b", ":", "c", "3,5", ","
             ]
         );
+    }
+
+    #[test]
+    fn multi_char_punctuation_backs_off_as_the_regex_does() {
+        // `\-{2,}|\.{2,}|(?:\.\s){2,}\.` at the start, leftmost alternative first
+        let cases = [
+            ("--x", Some(2)),
+            ("---", Some(3)),
+            ("...a", Some(3)),
+            (". . .", Some(5)),
+            (". . . x", Some(5)),
+            (". . . . x", Some(7)),
+            (". .\u{a0}.", Some(6)),
+            (". . x", None),
+            (". x", None),
+            (".", None),
+            ("-.", None),
+            ("a..", None),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(multi_char_at(text, 0), expected, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn lowercased_borrows_only_what_lowercasing_leaves_alone() {
+        for word in ["abc", "ação", "3.5", "", "ς", "日本"] {
+            assert!(
+                matches!(lowercased(word), Cow::Borrowed(w) if w == word),
+                "{word}"
+            );
+        }
+        for word in ["Abc", "AÇÃO", "ΟΔΟΣ", "İ", "Ǆ"] {
+            assert_eq!(lowercased(word), word.to_lowercase(), "{word}");
+            assert!(matches!(lowercased(word), Cow::Owned(_)), "{word}");
+        }
     }
 }
