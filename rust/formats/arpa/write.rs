@@ -504,3 +504,83 @@ fn write_sections<W: Write + Send>(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use std::fmt::Write as _;
+
+    use super::*;
+    use crate::corpus::{Corpus, SentenceMode};
+    use crate::estimate::{fit, Pruning, Smoothing};
+
+    /// A corpus of `tokens` pseudo-random words over a vocabulary of `words` (a Zipf-like mix,
+    /// so that contexts are shared by many n-grams and most are not), 12 words a line.
+    fn corpus(tokens: usize, words: u64) -> Corpus {
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut text = String::new();
+        for i in 0..tokens {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
+            let r = (state >> 33) % words;
+            let end = if i % 12 == 11 { '\n' } else { ' ' };
+            write!(text, "w{}{end}", r * r / words).unwrap();
+        }
+        let mut c = Corpus::new();
+        c.push_whitespace_text(&text, SentenceMode::Lines).unwrap();
+        c.finish();
+        c
+    }
+
+    /// Every line of every section, read back word by word: the model holds the n-gram with the
+    /// printed values, sections are in increasing order of word ids and as long as the header
+    /// says. More n-grams than a run and a part, so that runs start on shared prefixes.
+    #[test]
+    fn each_line_holds_its_ngram_in_file_order() {
+        let c = corpus(300_000, 400);
+        let smoothing = Smoothing::ModifiedKneserNey {
+            discount_fallback: true,
+        };
+        let model = fit(&c, 4, true, smoothing, &Pruning::none(), &Job::none()).unwrap();
+        assert!(
+            model.higher[2].table.len() > PART,
+            "too few n-grams to cross parts"
+        );
+        let mut out = Vec::new();
+        write_arpa_to(&model, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let counts = ngram_counts(&model);
+        for m in 2..=4 {
+            let section = text
+                .split(&format!("\\{m}-grams:\n"))
+                .nth(1)
+                .unwrap()
+                .split("\n\n")
+                .next()
+                .unwrap();
+            let mut previous: Vec<u32> = Vec::new();
+            let mut lines = 0u64;
+            for line in section.lines() {
+                let fields: Vec<&str> = line.split('\t').collect();
+                let ids: Vec<u32> = fields[1]
+                    .split(' ')
+                    .map(|w| model.vocab.get(w).unwrap())
+                    .collect();
+                assert_eq!(ids.len(), m);
+                assert!(ids > previous, "{line} after {previous:?}");
+                let entry = model.higher[m - 2].table.entry(model.find(&ids).unwrap());
+                let mut expected = Vec::new();
+                push_log10(&mut expected, entry.logp);
+                assert_eq!(fields[0].as_bytes(), expected, "{line}");
+                if m < 4 {
+                    expected.clear();
+                    push_log10(&mut expected, entry.weight);
+                    assert_eq!(fields[2].as_bytes(), expected, "{line}");
+                }
+                previous = ids;
+                lines += 1;
+            }
+            assert_eq!(lines, counts[m - 1], "order {m}");
+        }
+    }
+}
