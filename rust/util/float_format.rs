@@ -7,7 +7,17 @@ use std::f64::consts::LN_10;
 /// Appends a natural-log value as KenLM prints the float32 log10 of it (`0` for 0, `-99` for
 /// log 0).
 pub fn push_log10(out: &mut Vec<u8>, ln_value: f64) {
-    let v = (ln_value / LN_10) as f32;
+    push_f32(out, log10_f32(ln_value));
+}
+
+/// The float32 log10 of a natural-log value, the number KenLM prints ([`push_f32`] writes it).
+#[inline]
+pub fn log10_f32(ln_value: f64) -> f32 {
+    (ln_value / LN_10) as f32
+}
+
+/// Appends a float32 log10 value as KenLM prints it (`0` for 0, `-99` for log 0 and NaN).
+pub fn push_f32(out: &mut Vec<u8>, v: f32) {
     if v.is_nan() || v == f32::NEG_INFINITY {
         out.extend_from_slice(b"-99");
     } else if v == 0.0 {

@@ -13,6 +13,7 @@ use crate::estimate::{
     context_weight, interpolation_terms, order_discounts, ContextStats, Smoothing,
 };
 use crate::formats::arpa::{check_arpa_tokens, ArpaFile, ArpaWriter};
+use crate::util::float_format::log10_f32;
 use crate::util::job::Job;
 use crate::util::spill::{
     KeyOrder, Layout, RecordReader, RecordStream, RecordWriter, Sorter, WorkDir, PAD,
@@ -370,7 +371,7 @@ pub(crate) fn write_unigrams<W: Write>(
 /// Writes order m's section from its probabilities `[gram, p]` in prefix order, with the
 /// weights `[gram, gamma]` (prefix order; only n-grams that are contexts have one) unless m is the
 /// highest order; the section line is written first (not by a piece writer, see [`ArpaWriter::piece`]).
-pub(crate) fn write_section<W: Write>(
+pub(crate) fn write_section<W: Write + Send>(
     out: &mut ArpaWriter<W>,
     m: usize,
     mut probs: RecordStream,
@@ -416,7 +417,12 @@ pub(crate) fn write_section<W: Write>(
             out.ngrams(
                 &batch,
                 width,
-                |row| (words_f64(&row[m..]).ln(), words_f64(&row[m + 2..]).ln()),
+                |row| {
+                    (
+                        log10_f32(words_f64(&row[m..]).ln()),
+                        log10_f32(words_f64(&row[m + 2..]).ln()),
+                    )
+                },
                 || {
                     |row: &[u32], text: &mut Vec<u8>| {
                         for (i, &w) in row[..m].iter().enumerate() {

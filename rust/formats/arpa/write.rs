@@ -7,12 +7,12 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
-use crate::corpus::vocab::BOS;
+use crate::corpus::vocab::{Vocab, BOS};
 use crate::error::{Error, Result};
 use crate::model::{Fallback, Model};
-use crate::ngram::keys::{key_prefix, key_word, EMPTY, NONE};
+use crate::ngram::keys::{key_prefix, key_word, prefetch, EMPTY, NONE};
 use crate::util::compressed::Output;
-use crate::util::float_format::push_log10;
+use crate::util::float_format::{log10_f32, push_f32, push_log10};
 use crate::util::job::Job;
 
 /// The file's last line.
@@ -21,8 +21,15 @@ const END: &[u8] = b"\n\\end\\\n";
 /// Output buffer of an ARPA file.
 const BUFFER: usize = 1 << 20;
 
-/// N-gram lines formatted together on all cores, then written in order.
-const BATCH: usize = 1 << 16;
+/// N-gram lines per call of [`ArpaWriter::ngrams`] when writing a model (one progress step).
+const BATCH: usize = 1 << 20;
+
+/// N-gram lines formatted on all cores while the part before them is written.
+const PART: usize = 1 << 16;
+
+/// N-gram lines formatted one after the other by one thread (words shared with the line before
+/// are kept within a run).
+const RUN: usize = 4096;
 
 /// Writes an ARPA file section by section: [`ArpaWriter::new`] writes the `\data\` header, then
 /// [`section`](ArpaWriter::section) opens each order in turn (1, 2, ...), filled with
@@ -137,42 +144,59 @@ impl<W: Write> ArpaWriter<W> {
     }
 
     /// Writes one line of the current section (order >= 2) per `group` items of `rows`, formatted
-    /// on all cores and written in order: `values(row)` gives the n-gram's ln probability and ln
-    /// backoff weight (ignored at the highest order); `words()` makes, for each run of
-    /// consecutive rows formatted together, the function that appends a row's words separated
-    /// by spaces (it may keep what consecutive rows share).
+    /// on all cores and written in order, each part of the rows formatted while the one before
+    /// is written: `values(row)` gives the n-gram's log10 probability and log10 backoff weight
+    /// as float32 (see [`log10_f32`]; the weight is ignored at the highest order); `words()` makes, for each run of consecutive rows
+    /// formatted together, the function that appends a row's words separated by spaces (it may
+    /// keep what consecutive rows share).
     pub fn ngrams<T: Sync, F: FnMut(&[T], &mut Vec<u8>)>(
         &mut self,
         rows: &[T],
         group: usize,
-        values: impl Fn(&[T]) -> (f64, f64) + Sync,
+        values: impl Fn(&[T]) -> (f32, f32) + Sync,
         words: impl Fn() -> F + Sync,
-    ) -> io::Result<()> {
+    ) -> io::Result<()>
+    where
+        W: Send,
+    {
         debug_assert!(
             self.section >= 2,
             "n-gram lines belong to sections 2 and up"
         );
         let with_weight = self.section < self.order;
-        let texts: Vec<Vec<u8>> = rows
-            .par_chunks(group * 4096)
-            .map(|part| {
-                let mut text = Vec::with_capacity(part.len() / group * 48);
-                let mut push_words = words();
-                for row in part.chunks_exact(group) {
-                    let (ln_p, ln_weight) = values(row);
-                    push_log10(&mut text, ln_p);
-                    text.push(b'\t');
-                    push_words(row, &mut text);
-                    if with_weight {
+        let format = |part: &[T]| -> Vec<Vec<u8>> {
+            part.par_chunks(group * RUN)
+                .map(|run| {
+                    let mut text = Vec::with_capacity(run.len() / group * 48);
+                    let mut push_words = words();
+                    for row in run.chunks_exact(group) {
+                        let (p, weight) = values(row);
+                        push_f32(&mut text, p);
                         text.push(b'\t');
-                        push_log10(&mut text, ln_weight);
+                        push_words(row, &mut text);
+                        if with_weight {
+                            text.push(b'\t');
+                            push_f32(&mut text, weight);
+                        }
+                        text.push(b'\n');
                     }
-                    text.push(b'\n');
-                }
-                text
-            })
-            .collect();
-        texts.iter().try_for_each(|text| self.out.write_all(text))
+                    text
+                })
+                .collect()
+        };
+        let mut formatted: Vec<Vec<u8>> = Vec::new();
+        for part in rows.chunks(group * PART) {
+            let out = &mut self.out;
+            let (written, next) = rayon::join(
+                || formatted.iter().try_for_each(|text| out.write_all(text)),
+                || format(part),
+            );
+            written?;
+            formatted = next;
+        }
+        formatted
+            .iter()
+            .try_for_each(|text| self.out.write_all(text))
     }
 
     /// Copies the lines of a piece of the current section (written by a
@@ -228,7 +252,7 @@ pub fn write_arpa(model: &Model, path: &Path, job: &Job) -> Result<()> {
 }
 
 /// Writes `model` in ARPA form to `w` (see the module documentation for the layout).
-pub fn write_arpa_to(model: &Model, w: &mut impl Write) -> Result<()> {
+pub fn write_arpa_to(model: &Model, w: &mut (impl Write + Send)) -> Result<()> {
     const NAME: &str = "<ARPA text>";
     let mut writer = ArpaWriter::new(w, &ngram_counts(model)).map_err(Error::io(NAME))?;
     write_sections(model, &mut writer, &Job::none(), NAME)?;
@@ -298,61 +322,136 @@ fn ngram_counts(model: &Model) -> Vec<u64> {
         .collect()
 }
 
-/// The words of entries of a model written one after the other, each rebuilt from the last:
-/// n-grams in lexicographic order mostly share their context with the one before, whose words
-/// are then kept instead of looked up again word by word.
+/// The lines of one order (>= 2) in file order: line r is the n-gram whose prefix is line
+/// `prefix[r]` of the order below (a word id for bigrams) and whose last word is `word[r]`.
+#[derive(Default)]
+struct LinesInOrder {
+    prefix: Vec<u32>,
+    word: Vec<u32>,
+}
+
+/// The words of lines of one order written one after the other, each rebuilt from the last:
+/// lines in file order mostly share their prefix with the one before, whose words are kept, and
+/// the prefixes of consecutive lines are lines of the orders below in increasing order, read
+/// from their [`LinesInOrder`] front to back rather than looked up in the model's tables.
 struct WordsInOrder<'a> {
-    model: &'a Model,
-    /// `entries[j]`: the entry of order j+1 whose words are `text[..ends[j]]` (`NONE`: none).
-    entries: Vec<u32>,
+    vocab: &'a Vocab,
+    /// `below[k - 2]`: the lines of order k (2 <= k < the order written).
+    below: &'a [LinesInOrder],
+    /// `lines[k - 1]`: the line of order k whose words are `text[..ends[k - 1]]` (`NONE`: none).
+    lines: Vec<u32>,
     ends: Vec<usize>,
     text: Vec<u8>,
 }
 
 impl<'a> WordsInOrder<'a> {
-    /// For entries of orders up to `order` of `model`.
-    fn new(model: &'a Model, order: usize) -> Self {
+    /// For lines of order `below.len() + 2`.
+    fn new(vocab: &'a Vocab, below: &'a [LinesInOrder]) -> Self {
+        let prefix_order = below.len() + 1;
         WordsInOrder {
-            model,
-            entries: vec![NONE; order],
-            ends: vec![0; order],
+            vocab,
+            below,
+            lines: vec![NONE; prefix_order],
+            ends: vec![0; prefix_order],
             text: Vec::new(),
         }
     }
 
-    /// Appends the words of order `m`'s entry `entry`, separated by spaces.
-    fn push(&mut self, m: usize, entry: u32, out: &mut Vec<u8>) {
-        self.set(m, entry);
+    /// Appends the words of the line whose prefix is line `prefix` of the order below and whose
+    /// last word is `word`, separated by spaces.
+    fn push(&mut self, prefix: u32, word: u32, out: &mut Vec<u8>) {
+        self.set(self.below.len() + 1, prefix);
         out.extend_from_slice(&self.text);
+        out.push(b' ');
+        out.extend_from_slice(self.vocab.word(word).as_bytes());
     }
 
-    /// Makes `text` hold the words of order `m`'s entry `entry`.
-    fn set(&mut self, m: usize, entry: u32) {
-        if self.entries[m - 1] == entry {
-            self.text.truncate(self.ends[m - 1]);
+    /// Makes `text` hold the words of line `line` of order `k`.
+    fn set(&mut self, k: usize, line: u32) {
+        if self.lines[k - 1] == line {
+            self.text.truncate(self.ends[k - 1]);
             return;
         }
-        let word = if m == 1 {
+        let word = if k == 1 {
             self.text.clear();
-            entry
+            line
         } else {
-            let key = self.model.higher[m - 2].table.key(entry);
-            self.set(m - 1, key_prefix(key));
+            let lines = &self.below[k - 2];
+            let (prefix, word) = (lines.prefix[line as usize], lines.word[line as usize]);
+            self.set(k - 1, prefix);
             self.text.push(b' ');
-            key_word(key)
+            word
         };
         self.text
-            .extend_from_slice(self.model.vocab.word(word).as_bytes());
-        self.entries[m - 1] = entry;
-        self.ends[m - 1] = self.text.len();
-        // the entries above were built on the words this one replaced
-        self.entries[m..].fill(NONE);
+            .extend_from_slice(self.vocab.word(word).as_bytes());
+        self.lines[k - 1] = line;
+        self.ends[k - 1] = self.text.len();
+        // the lines above were built on the words this one replaced
+        self.lines[k..].fill(NONE);
     }
+}
+
+/// An n-gram of a model as written: its place in file order (the line of its prefix in the order
+/// below, its last word), its slot in the table of its order, and its values as printed.
+#[derive(Clone, Copy)]
+struct Row {
+    prefix_line: u32,
+    word: u32,
+    slot: u32,
+    /// log10 p as float32.
+    logp: f32,
+    /// log10 backoff weight as float32.
+    weight: f32,
+}
+
+/// N-grams ahead of the one being read whose prefix's line is fetched into the cache meanwhile.
+const PREFETCH: u32 = 16;
+
+/// The n-grams of order `m` of `model` in file order; `line_of[e]` is the line of entry e of the
+/// order below (`NONE` for a free slot). Values are read here, in slot order, rather than
+/// looked up in file order (a cache miss each). Checked: an unverified binary model may be
+/// corrupt, and must not panic here.
+fn sorted_ngrams(model: &Model, m: usize, line_of: &[u32]) -> Result<Vec<Row>> {
+    let table = &model.higher[m - 2].table;
+    let (capacity, vocab_len) = (table.capacity() as u32, model.vocab.len());
+    let mut sorted: Vec<Row> = (0..capacity)
+        .into_par_iter()
+        .filter_map(|slot| {
+            let ahead = table.key((slot + PREFETCH).min(capacity.saturating_sub(1)));
+            if let Some(line) = line_of.get(key_prefix(ahead) as usize) {
+                prefetch(line);
+            }
+            let key = table.key(slot);
+            if key == EMPTY {
+                return None;
+            }
+            let (prefix, word) = (key_prefix(key), key_word(key));
+            // the prefix must be an entry of the order below (checked in its own turn)
+            match line_of.get(prefix as usize) {
+                Some(&prefix_line) if prefix_line != NONE && (word as usize) < vocab_len => {
+                    let entry = table.entry(slot);
+                    Some(Ok(Row {
+                        prefix_line,
+                        word,
+                        slot,
+                        logp: log10_f32(entry.logp),
+                        weight: log10_f32(entry.weight),
+                    }))
+                }
+                _ => Some(Err(Error::invalid(format!(
+                    "the model is corrupt: its order-{m} entry {slot} holds prefix {prefix} and \
+                     word {word}, which do not exist (load it with verify=True to find out more)"
+                )))),
+            }
+        })
+        .collect::<Result<_>>()?;
+    sorted.par_sort_unstable_by_key(|r| (u64::from(r.prefix_line) << 32) | u64::from(r.word));
+    Ok(sorted)
 }
 
 /// Writes every section of `model`, each order in lexicographic order of word ids, so that equal
 /// models give equal files; `name` names the output in I/O errors.
-fn write_sections<W: Write>(
+fn write_sections<W: Write + Send>(
     model: &Model,
     w: &mut ArpaWriter<W>,
     job: &Job,
@@ -370,56 +469,118 @@ fn write_sections<W: Write>(
             .map_err(io)?;
     }
     job.step(model.vocab.len() as u64)?;
-    // rank[e]: the position of entry e of the order below in lexicographic order
-    let mut rank: Vec<u32> = (0..model.vocab.len() as u32).collect();
+    // line_of[e]: the line of entry e of the order below (unigram lines are word ids)
+    let mut line_of: Vec<u32> = (0..model.vocab.len() as u32).collect();
+    let mut below: Vec<LinesInOrder> = Vec::with_capacity(model.order.saturating_sub(2));
     for m in 2..=model.order {
-        let table = &model.higher[m - 2];
+        let table = &model.higher[m - 2].table;
         w.section(m).map_err(io)?;
-        // (checked: an unverified binary model may be corrupt, and must not panic here)
-        let mut sorted: Vec<(u32, u32, u32)> = table
-            .table
-            .iter()
-            .map(|(g, key, _)| {
-                let (prefix, word) = (key_prefix(key), key_word(key));
-                // the prefix must be an entry of the order below (checked in its own turn)
-                let known = (prefix as usize) < rank.len()
-                    && (m == 2 || model.higher[m - 3].table.key(prefix) != EMPTY)
-                    && (word as usize) < model.vocab.len();
-                if known {
-                    Ok((rank[prefix as usize], word, g))
-                } else {
-                    Err(Error::invalid(format!(
-                        "the model is corrupt: its order-{m} entry {g} holds prefix {prefix} and \
-                         word {word}, which do not exist (load it with verify=True to find out \
-                         more)"
-                    )))
-                }
-            })
-            .collect::<Result<_>>()?;
-        sorted.sort_unstable();
-        let mut next_rank = vec![0u32; table.table.capacity()];
-        for (r, &(_, _, g)) in sorted.iter().enumerate() {
-            next_rank[g as usize] = r as u32;
-        }
-        rank = next_rank;
+        let sorted = sorted_ngrams(model, m, &line_of)?;
         for batch in sorted.chunks(BATCH) {
             w.ngrams(
                 batch,
                 1,
-                |row| {
-                    let entry = table.table.entry(row[0].2);
-                    (entry.logp, entry.weight)
-                },
+                |row| (row[0].logp, row[0].weight),
                 || {
-                    let mut words = WordsInOrder::new(model, m);
-                    move |row: &[(u32, u32, u32)], text: &mut Vec<u8>| {
-                        words.push(m, row[0].2, text);
+                    let mut words = WordsInOrder::new(&model.vocab, &below);
+                    move |row: &[Row], text: &mut Vec<u8>| {
+                        words.push(row[0].prefix_line, row[0].word, text);
                     }
                 },
             )
             .map_err(io)?;
             job.step(batch.len() as u64)?;
         }
+        if m < model.order {
+            line_of = vec![NONE; table.capacity()];
+            for (line, row) in sorted.iter().enumerate() {
+                line_of[row.slot as usize] = line as u32;
+            }
+            below.push(LinesInOrder {
+                prefix: sorted.iter().map(|r| r.prefix_line).collect(),
+                word: sorted.iter().map(|r| r.word).collect(),
+            });
+        }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fmt::Write as _;
+
+    use super::*;
+    use crate::corpus::{Corpus, SentenceMode};
+    use crate::estimate::{fit, Pruning, Smoothing};
+
+    /// A corpus of `tokens` pseudo-random words over a vocabulary of `words` (a Zipf-like mix,
+    /// so that contexts are shared by many n-grams and most are not), 12 words a line.
+    fn corpus(tokens: usize, words: u64) -> Corpus {
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut text = String::new();
+        for i in 0..tokens {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
+            let r = (state >> 33) % words;
+            let end = if i % 12 == 11 { '\n' } else { ' ' };
+            write!(text, "w{}{end}", r * r / words).unwrap();
+        }
+        let mut c = Corpus::new();
+        c.push_whitespace_text(&text, SentenceMode::Lines).unwrap();
+        c.finish();
+        c
+    }
+
+    /// Every line of every section, read back word by word: the model holds the n-gram with the
+    /// printed values, sections are in increasing order of word ids and as long as the header
+    /// says. More n-grams than a run and a part, so that runs start on shared prefixes.
+    #[test]
+    fn each_line_holds_its_ngram_in_file_order() {
+        let c = corpus(300_000, 400);
+        let smoothing = Smoothing::ModifiedKneserNey {
+            discount_fallback: true,
+        };
+        let model = fit(&c, 4, true, smoothing, &Pruning::none(), &Job::none()).unwrap();
+        assert!(
+            model.higher[2].table.len() > PART,
+            "too few n-grams to cross parts"
+        );
+        let mut out = Vec::new();
+        write_arpa_to(&model, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let counts = ngram_counts(&model);
+        for m in 2..=4 {
+            let section = text
+                .split(&format!("\\{m}-grams:\n"))
+                .nth(1)
+                .unwrap()
+                .split("\n\n")
+                .next()
+                .unwrap();
+            let mut previous: Vec<u32> = Vec::new();
+            let mut lines = 0u64;
+            for line in section.lines() {
+                let fields: Vec<&str> = line.split('\t').collect();
+                let ids: Vec<u32> = fields[1]
+                    .split(' ')
+                    .map(|w| model.vocab.get(w).unwrap())
+                    .collect();
+                assert_eq!(ids.len(), m);
+                assert!(ids > previous, "{line} after {previous:?}");
+                let entry = model.higher[m - 2].table.entry(model.find(&ids).unwrap());
+                let mut expected = Vec::new();
+                push_log10(&mut expected, entry.logp);
+                assert_eq!(fields[0].as_bytes(), expected, "{line}");
+                if m < 4 {
+                    expected.clear();
+                    push_log10(&mut expected, entry.weight);
+                    assert_eq!(fields[2].as_bytes(), expected, "{line}");
+                }
+                previous = ids;
+                lines += 1;
+            }
+            assert_eq!(lines, counts[m - 1], "order {m}");
+        }
+    }
 }
