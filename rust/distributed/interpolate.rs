@@ -147,7 +147,7 @@ impl Setup {
 }
 
 /// The effective unigram counts, summed over the partitions' files of step 3.
-fn unigram_counts(job: &Path, partitions: usize, vocab_len: usize) -> Result<Vec<u32>> {
+pub(super) fn unigram_counts(job: &Path, partitions: usize, vocab_len: usize) -> Result<Vec<u32>> {
     let mut unigrams = vec![0u32; vocab_len];
     for partition in 0..partitions {
         let file = unigrams_path(job, partition);

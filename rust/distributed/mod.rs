@@ -27,6 +27,9 @@
 //!    - c. per range ([`write_range`]): the range's lines of each ARPA section;
 //!    - d. once ([`assemble_arpa`]): the header, then each section's pieces in range order.
 //!
+//!    Stupid backoff has no ARPA form and needs no discounts: one task builds its binary model
+//!    from step 3's raw counts instead ([`stupid_backoff_model`]).
+//!
 //! Files are written under a temporary name and renamed, so a task that dies and is retried
 //! never leaves a torn file for another to read; inputs are never deleted by their readers.
 
@@ -42,9 +45,21 @@ use crate::util::job::Job;
 use crate::util::spill::{KeyOrder, Layout, RecordStream, Sorter, WorkDir};
 
 /// Checks what the tasks will be asked to estimate, before any runs: an interpolated estimator
-/// (the ARPA form), order 2..=`MAX_ORDER`, valid parameters and pruning.
+/// (the ARPA form) or stupid backoff (binary output, [`stupid_backoff_model`]), order
+/// 2..=`MAX_ORDER`, valid parameters and pruning.
 pub fn check_estimator(order: usize, smoothing: &Smoothing, pruning: &Pruning) -> Result<()> {
-    budgeted::check_estimator(order, smoothing, pruning, "distributed estimation")
+    if !matches!(smoothing, Smoothing::StupidBackoff { .. }) {
+        return budgeted::check_estimator(order, smoothing, pruning, "distributed estimation");
+    }
+    smoothing.validate()?;
+    crate::estimate::check_pruning(smoothing, pruning)?;
+    if !(2..=crate::ngram::keys::MAX_ORDER).contains(&order) {
+        return Err(Error::invalid(format!(
+            "order must be in 2..={} for distributed estimation, got {order}",
+            crate::ngram::keys::MAX_ORDER
+        )));
+    }
+    Ok(())
 }
 
 /// A shard's vocabulary file (step 1).
@@ -65,9 +80,12 @@ fn counts_path(job: &Path, partition: usize, shard: usize) -> PathBuf {
 
 mod interpolate;
 
+mod stupid_backoff;
+
 pub use interpolate::{
     assemble_arpa, context_range, join_partition, word_ranges, write_range, Step,
 };
+pub use stupid_backoff::stupid_backoff_model;
 
 fn adjusted_path(job: &Path, order: usize, partition: usize) -> PathBuf {
     job.join("adjusted")
@@ -292,15 +310,120 @@ mod tests {
         c
     }
 
-    #[test]
-    #[allow(clippy::too_many_lines)] // one end-to-end scenario, every pass in order
-    fn shards_and_partitions_give_the_single_machine_file() {
-        let shards: Vec<String> = (0..5)
+    fn shards() -> Vec<String> {
+        (0..5)
             .map(|i| {
                 format!("the cat sat on the mat {i}\na dog saw the cat\nthe mat {i} and a log\n")
                     .repeat(i + 1)
             })
-            .collect();
+            .collect()
+    }
+
+    /// Steps 1 to 3 on `shards` in `job`; the summed summaries of step 3.
+    fn count_and_adjust(
+        shards: &[String],
+        job: &Path,
+        order: usize,
+        partitions: usize,
+        estimator: (&Smoothing, &Pruning),
+    ) -> PartitionSummary {
+        for (s, text) in shards.iter().enumerate() {
+            write_shard_vocab(&corpus(text), &shard_vocab_path(job, s)).unwrap();
+        }
+        merge_vocab(job, shards.len()).unwrap();
+        for (s, text) in shards.iter().enumerate() {
+            count_shard(
+                &corpus(text),
+                job,
+                s,
+                order,
+                partitions,
+                1 << 20,
+                &Job::none(),
+            )
+            .unwrap();
+        }
+        let mut totals = PartitionSummary {
+            count_of_counts: vec![[0; 5]; order],
+            ngram_counts: vec![0; order],
+        };
+        for p in 0..partitions {
+            let s = adjust_partition(
+                job,
+                p,
+                shards.len(),
+                order,
+                estimator,
+                1 << 20,
+                &Job::none(),
+            )
+            .unwrap();
+            for m in 0..order {
+                totals.ngram_counts[m] += s.ngram_counts[m];
+                for k in 0..5 {
+                    totals.count_of_counts[m][k] += s.count_of_counts[m][k];
+                }
+            }
+        }
+        totals
+    }
+
+    #[test]
+    fn stupid_backoff_gives_the_canonical_single_machine_file() {
+        let shards = shards();
+        let whole = corpus(&shards.concat());
+        let dir = WorkDir::new(&std::env::temp_dir()).unwrap();
+        let smoothing = Smoothing::StupidBackoff { alpha: 0.4 };
+        for order in 2..=5 {
+            let job = dir.file("job");
+            let totals = count_and_adjust(&shards, &job, order, 3, (&smoothing, &Pruning::none()));
+            let model = stupid_backoff_model(
+                &job,
+                3,
+                order,
+                0.4,
+                &totals.ngram_counts,
+                1 << 20,
+                &Job::none(),
+            )
+            .unwrap();
+            let fitted = crate::estimate::fit(
+                &whole,
+                order,
+                true,
+                smoothing,
+                &Pruning::none(),
+                &Job::none(),
+            )
+            .unwrap();
+            let (ours, theirs) = (dir.file("ours.fppl"), dir.file("theirs.fppl"));
+            crate::formats::binary::save(&model, &ours, &Job::none()).unwrap();
+            let canonical = crate::formats::binary::canonical(&fitted).unwrap();
+            crate::formats::binary::save(&canonical, &theirs, &Job::none()).unwrap();
+            assert!(
+                std::fs::read(&ours).unwrap() == std::fs::read(&theirs).unwrap(),
+                "order {order}"
+            );
+        }
+    }
+
+    #[test]
+    fn stupid_backoff_is_checked_like_the_others() {
+        let sb = Smoothing::StupidBackoff { alpha: 0.4 };
+        assert!(check_estimator(3, &sb, &Pruning::none()).is_ok());
+        let err = check_estimator(1, &sb, &Pruning::none()).unwrap_err();
+        assert!(err.to_string().contains("order must be in 2.."), "{err}");
+        let err = check_estimator(3, &sb, &Pruning::new(&[0, 1], 3).unwrap()).unwrap_err();
+        assert!(err.to_string().contains("cannot prune"), "{err}");
+        let bad = Smoothing::StupidBackoff { alpha: -1.0 };
+        assert!(check_estimator(3, &bad, &Pruning::none()).is_err());
+        assert!(check_estimator(3, &Smoothing::Mle, &Pruning::none()).is_err());
+    }
+
+    #[test]
+    #[allow(clippy::too_many_lines)] // one end-to-end scenario, every pass in order
+    fn shards_and_partitions_give_the_single_machine_file() {
+        let shards = shards();
         let whole = corpus(&shards.concat());
         let job = WorkDir::new(&std::env::temp_dir()).unwrap();
         for (smoothing, order, prune) in [
@@ -328,44 +451,13 @@ mod tests {
             let job_path = job.file("job");
             let pruning = Pruning::new(prune, order).unwrap();
             let partitions = 3;
-            for (s, text) in shards.iter().enumerate() {
-                write_shard_vocab(&corpus(text), &shard_vocab_path(&job_path, s)).unwrap();
-            }
-            merge_vocab(&job_path, shards.len()).unwrap();
-            for (s, text) in shards.iter().enumerate() {
-                count_shard(
-                    &corpus(text),
-                    &job_path,
-                    s,
-                    order,
-                    partitions,
-                    1 << 20,
-                    &Job::none(),
-                )
-                .unwrap();
-            }
-            let mut totals = PartitionSummary {
-                count_of_counts: vec![[0; 5]; order],
-                ngram_counts: vec![0; order],
-            };
-            for p in 0..partitions {
-                let s = adjust_partition(
-                    &job_path,
-                    p,
-                    shards.len(),
-                    order,
-                    (&smoothing, &pruning),
-                    1 << 20,
-                    &Job::none(),
-                )
-                .unwrap();
-                for m in 0..order {
-                    totals.ngram_counts[m] += s.ngram_counts[m];
-                    for k in 0..5 {
-                        totals.count_of_counts[m][k] += s.count_of_counts[m][k];
-                    }
-                }
-            }
+            let totals = count_and_adjust(
+                &shards,
+                &job_path,
+                order,
+                partitions,
+                (&smoothing, &pruning),
+            );
             let step = Step {
                 job: &job_path,
                 partitions,
