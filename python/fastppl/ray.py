@@ -55,7 +55,7 @@ _DONE_WITH = {
     "adjust": ("counts",),
     "context": ("adjusted",),
     "join": ("terms",),
-    "write": ("probs", "weights"),
+    "write": ("probs", "weights", "first"),
 }
 
 

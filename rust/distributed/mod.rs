@@ -14,8 +14,9 @@
 //!    files is a suffix-ordered stream in which every n-gram sharing a suffix (of any length) is
 //!    contiguous, because a suffix ends with the partition's last words; so the adjusted
 //!    (continuation) counts and the count-of-counts of the n-grams ending in those words come
-//!    out of it exactly. Writes each order's n-grams in prefix order, and the effective count of
-//!    its unigrams; returns its count-of-counts, which the driver sums.
+//!    out of it exactly. Writes each order's n-grams in prefix order, the effective count of
+//!    its unigrams and its n-grams per first word (by which step 4 cuts its ranges); returns its
+//!    count-of-counts, which the driver sums.
 //! 4. **Interpolate and write** ([`interpolate`]), with the summed count-of-counts, which every
 //!    task turns into the same discounts; the n-grams are cut in ranges of their first word for
 //!    the context statistics and the writing, and in the partitions of step 3 for the join with
@@ -97,6 +98,12 @@ fn unigrams_path(job: &Path, partition: usize) -> PathBuf {
     job.join("unigrams").join(format!("p{partition:05}.bin"))
 }
 
+/// A partition's n-grams (orders 2..=N) per first word, u64 by word id (step 3): what the
+/// ranges of step 4 are cut by.
+fn first_words_path(job: &Path, partition: usize) -> PathBuf {
+    job.join("first").join(format!("p{partition:05}.bin"))
+}
+
 /// The partition of an n-gram ending in `word` (a fixed hash: every process agrees).
 pub fn partition_of(word: u32, partitions: usize) -> usize {
     ((u64::from(word).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) % partitions as u64) as usize
@@ -148,10 +155,11 @@ fn merge_each(
     RecordStream::merge_files(&inputs, layout, combine, memory)
 }
 
-/// Writes the records of `stream` to `path`.
-fn write_stream(path: &Path, mut stream: RecordStream) -> Result<()> {
+/// Writes the records of `stream` to `path`, showing each to `each`.
+fn write_stream(path: &Path, mut stream: RecordStream, mut each: impl FnMut(&[u32])) -> Result<()> {
     write_atomically(path, |out| {
         while let Some(r) = stream.next_record()? {
+            each(r);
             out.write_all(bytemuck::cast_slice(r))
                 .map_err(io_error(path))?;
         }
@@ -238,7 +246,11 @@ pub fn count_shard(
         sorters[partition_of(record[order - 1], partitions)].push(record)
     })?;
     for (partition, sorter) in sorters.into_iter().enumerate() {
-        write_stream(&counts_path(job, partition, shard), sorter.finish()?)?;
+        write_stream(
+            &counts_path(job, partition, shard),
+            sorter.finish()?,
+            |_| {},
+        )?;
     }
     Ok(())
 }
@@ -282,14 +294,24 @@ pub fn adjust_partition(
         &dir,
         task,
     )?;
+    let mut first_words = vec![0u64; vocab_len];
     for (i, stream) in adjusted.higher.into_iter().enumerate() {
-        write_stream(&adjusted_path(job, i + 2, partition), stream)?;
+        write_stream(&adjusted_path(job, i + 2, partition), stream, |r| {
+            first_words[r[0] as usize] += 1;
+        })?;
     }
-    let path = unigrams_path(job, partition);
-    write_atomically(&path, |out| {
-        out.write_all(bytemuck::cast_slice(&adjusted.unigrams))
-            .map_err(io_error(&path))
-    })?;
+    for (path, bytes) in [
+        (
+            unigrams_path(job, partition),
+            bytemuck::cast_slice(&adjusted.unigrams),
+        ),
+        (
+            first_words_path(job, partition),
+            bytemuck::cast_slice(&first_words),
+        ),
+    ] {
+        write_atomically(&path, |out| out.write_all(bytes).map_err(io_error(&path)))?;
+    }
     let mut ngram_counts = adjusted.ngram_counts;
     ngram_counts[0] = 0;
     Ok(PartitionSummary {
@@ -377,6 +399,16 @@ mod tests {
         for order in 2..=5 {
             let job = dir.file("job");
             let totals = count_and_adjust(&shards, &job, order, 3, (&smoothing, &Pruning::none()));
+            // the ranges' weights: every n-gram of orders 2..=N counted once, by its first word
+            let first: Vec<u64> =
+                interpolate::sum_partition_files(3, read_vocab(&job).unwrap().len(), |p| {
+                    first_words_path(&job, p)
+                })
+                .unwrap();
+            assert_eq!(
+                first.iter().sum::<u64>(),
+                totals.ngram_counts[1..].iter().sum::<u64>()
+            );
             let model = stupid_backoff_model(
                 &job,
                 3,
