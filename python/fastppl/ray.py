@@ -89,7 +89,8 @@ class DistributedSummary(NamedTuple):
     seconds: dict[str, float]
     """Wall-clock seconds of each pass (``vocabulary``, ``vocabulary merge``, ``count``,
     ``adjust``, ``context``, ``join``, ``write``, ``assemble``, and ``binary`` for a binary
-    output), from submitting its tasks to their last result."""
+    output; for stupid backoff, ``stupid backoff`` after ``adjust``), from submitting its tasks
+    to their last result."""
 
 
 def _no_crash(stage: str, index: int) -> None:
