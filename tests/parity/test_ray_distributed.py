@@ -293,6 +293,19 @@ def test_cli_train_ray_equals_train_memory(cluster, shards, tmp_path):
     assert (tmp_path / "back.arpa").read_bytes() == single.read_bytes()
 
 
+def test_cli_train_ray_stupid_backoff_equals_train(cluster, shards, tmp_path):
+    paths, whole = shards
+    common = ["-o", "4", "--tokenizer", "whitespace", "--smoothing", "stupid_backoff", "-q"]
+    single, distributed = tmp_path / "single.fppl", tmp_path / "ray.fppl"
+    cli = [sys.executable, "-m", "fastppl.cli", "train"]
+    subprocess.run([*cli, str(whole), str(single), *common], check=True)
+    address = ray.get_runtime_context().gcs_address
+    glob = str(paths[0].parent / "part-*.txt")
+    subprocess.run([*cli, glob, str(distributed), "--ray", address, *common], check=True)
+    fray.canonical_binary(single, tmp_path / "canonical.fppl")
+    assert distributed.read_bytes() == (tmp_path / "canonical.fppl").read_bytes()
+
+
 def test_binary_output_holds_the_same_model(cluster, shards, tmp_path):
     """A .fppl output (or format="binary"; `fastppl train --ray ... m.fppl` too) is the binary
     model of the ARPA file: written back as ARPA, the same bytes as train_arpa's; nothing else
