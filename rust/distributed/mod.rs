@@ -440,6 +440,18 @@ mod tests {
     }
 
     #[test]
+    fn stupid_backoff_of_no_token_is_an_error_not_nan() {
+        let dir = WorkDir::new(&std::env::temp_dir()).unwrap();
+        let job = dir.file("job");
+        let none = (&Smoothing::StupidBackoff { alpha: 0.4 }, &Pruning::none());
+        let totals = count_and_adjust(&[String::new(), String::new()], &job, 3, 2, none);
+        let err =
+            stupid_backoff_model(&job, 2, 3, 0.4, &totals.ngram_counts, 1 << 20, &Job::none())
+                .unwrap_err();
+        assert!(matches!(err, Error::EmptyCorpus(_)), "{err}");
+    }
+
+    #[test]
     fn stupid_backoff_is_checked_like_the_others() {
         let sb = Smoothing::StupidBackoff { alpha: 0.4 };
         assert!(check_estimator(3, &sb, &Pruning::none()).is_ok());

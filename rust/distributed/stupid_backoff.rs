@@ -42,6 +42,11 @@ pub fn stupid_backoff_model(
         .filter(|&w| vocab::predictable(w, true))
         .map(|w| u64::from(unigram_counts[w as usize]))
         .sum();
+    if total == 0 {
+        return Err(Error::EmptyCorpus(
+            "cannot fit a model on a corpus with no token".into(),
+        ));
+    }
     let unigram_logp = unigram_counts
         .iter()
         .enumerate()
