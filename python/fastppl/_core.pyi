@@ -19,6 +19,7 @@ __all__ = [
     "NGramModel",
     "PunktModel",
     "__version__",
+    "canonical_binary",
     "count_ngrams",
     "distributed_adjust",
     "distributed_assemble",
@@ -27,6 +28,7 @@ __all__ = [
     "distributed_interpolate",
     "distributed_merge_vocab",
     "distributed_shard_vocab",
+    "distributed_stupid_backoff",
     "logits_target_logprobs",
     "nltk_word_tokenize",
     "train_arpa",
@@ -174,6 +176,21 @@ def distributed_assemble(
     ngram_counts: list[int],
     path: str | os.PathLike[str],
 ) -> list[int]: ...
+def distributed_stupid_backoff(
+    job: str | os.PathLike[str],
+    partitions: int,
+    ngram_counts: list[int],
+    memory: int,
+    path: str | os.PathLike[str],
+    order: int,
+    smoothing: str,
+    k: float | None = None,
+    discount: float | None = None,
+    alpha: float | None = None,
+    discount_fallback: bool = False,
+    prune: list[int] = ...,
+) -> list[int]: ...
+def canonical_binary(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> None: ...
 
 @final
 class NGramModel:

@@ -6,7 +6,10 @@ imports Ray).
 * :func:`train`: an ARPA model of many text files, byte-identical to ``fastppl train`` /
   :func:`fastppl.training.train_arpa` on their concatenation, estimated by Ray tasks that
   exchange sorted record files through a directory every worker can read (see the README,
-  "Training and scoring on a Ray cluster").
+  "Training and scoring on a Ray cluster"); a stupid-backoff model (binary format) of the
+  same counts, equal to ``NGramModel.fit(...).save`` as :func:`canonical_binary` compares them.
+* :func:`canonical_binary`: a binary model rewritten in the table layout that depends on its
+  n-grams alone, so that two models are equal exactly when those files have the same bytes.
 
 Connect first (``ray.init()`` or ``ray.init(address)``); otherwise Ray starts a local cluster.
 """
@@ -39,7 +42,7 @@ try:
 except ImportError as err:  # pragma: no cover - exercised without the extra only
     raise ImportError("fastppl.ray needs Ray: pip install 'fastppl[ray]'") from err
 
-__all__ = ["DistributedSummary", "score", "train"]
+__all__ = ["DistributedSummary", "canonical_binary", "score", "train"]
 
 #: Retries of a task whose worker died (Ray's own retry; fastppl's errors are not retried).
 MAX_RETRIES = 3
@@ -52,7 +55,7 @@ _DONE_WITH = {
     "adjust": ("counts",),
     "context": ("adjusted",),
     "join": ("terms",),
-    "write": ("probs", "weights"),
+    "write": ("probs", "weights", "first"),
 }
 
 
@@ -86,7 +89,8 @@ class DistributedSummary(NamedTuple):
     seconds: dict[str, float]
     """Wall-clock seconds of each pass (``vocabulary``, ``vocabulary merge``, ``count``,
     ``adjust``, ``context``, ``join``, ``write``, ``assemble``, and ``binary`` for a binary
-    output), from submitting its tasks to their last result."""
+    output; for stupid backoff, ``stupid backoff`` after ``adjust``), from submitting its tasks
+    to their last result."""
 
 
 def _no_crash(stage: str, index: int) -> None:
@@ -183,6 +187,24 @@ def _assemble_task(
 
 
 @ray.remote(max_retries=MAX_RETRIES)
+def _stupid_backoff_task(
+    job: str,
+    partitions: int,
+    ngram_counts: list[int],
+    memory: int,
+    path: str,
+    args: dict[str, Any],
+    crash: Crash,
+) -> list[int]:
+    """Step 4 for stupid backoff: the binary model from the adjust step's raw counts, saved at
+    `path` (under a temporary name renamed over it)."""
+    crash("stupid backoff", 0)
+    return _core.distributed_stupid_backoff(
+        job, partitions, ngram_counts, memory, path, smoothing="stupid_backoff", **args
+    )
+
+
+@ray.remote(max_retries=MAX_RETRIES)
 def _save_binary_task(arpa: str, path: str) -> None:
     """Reads the ARPA file the write pass made and saves it in fastppl's binary format
     (written under a temporary name and renamed, as every model output)."""
@@ -242,7 +264,7 @@ def train(
     **params: Any,
 ) -> DistributedSummary:
     """Estimates an n-gram model of many text files with Ray tasks and writes it as ARPA (or in
-    fastppl's binary format).
+    fastppl's binary format; stupid backoff only in that).
 
     The file is the one :func:`fastppl.training.train_arpa` (``fastppl train``) writes for
     ``Corpus.from_files(inputs, ...)``, byte for byte (the same as for the concatenation of the
@@ -263,6 +285,14 @@ def train(
     5. for a binary output only, one task reads that ARPA file into a model and saves it (that
        task holds the whole model in memory, as loading it will).
 
+    **Stupid backoff** (binary output only: it has no ARPA form) runs passes 1 to 3, which give
+    every order's raw counts, then one task merges each order's partitions in prefix order,
+    scores each n-gram c(hw)/c(h.) and saves the model, its tables in the canonical layout
+    (:func:`canonical_binary`). Its bytes are those of ``canonical_binary`` on the file
+    ``fastppl train --smoothing stupid_backoff`` (``NGramModel.fit(...).save``) writes for
+    ``Corpus.from_files(inputs, ...)``: a fitted model's own layout depends on the order in
+    which its counting threads met colliding n-grams, so two fits can differ in layout too.
+
     No n-gram passes through the driver or the object store: tasks exchange files in a job
     directory under ``work_dir``, which every worker must be able to read and write (shared
     storage on a cluster), and which is removed on success and on failure. A task whose worker
@@ -278,9 +308,9 @@ def train(
             ``format="binary"``.
         order: n-gram order, 2 to ``fastppl.MAX_ORDER``.
         smoothing: ``"modified_kneser_ney"`` (``discount_fallback``), ``"kneser_ney"``,
-            ``"absolute_discounting"`` (``discount``) or ``"witten_bell"``. Stupid backoff
-            and the other estimators without an ARPA form raise `InvalidArgumentError`: fit
-            them on one machine (``fastppl train --smoothing stupid_backoff m.fppl``).
+            ``"absolute_discounting"`` (``discount``), ``"witten_bell"``, or
+            ``"stupid_backoff"`` (``alpha``; binary output only). MLE and additive
+            smoothing raise `InvalidArgumentError`: fit them on one machine.
         partitions: hash partitions of the n-grams, and ranges of first words (default: the
             number of inputs).
         memory: sort buffers of each task (``"1G"``, ``"512M"``, bytes), as in ``train_arpa``.
@@ -317,10 +347,15 @@ def train(
     if format not in (None, "arpa", "binary"):
         raise InvalidArgumentError(f"format must be 'arpa', 'binary' or None, got {format!r}")
     binary = format == "binary" or (format is None and is_binary_name(output))
-    if smoothing not in ARPA_SMOOTHINGS:
+    if smoothing not in (*ARPA_SMOOTHINGS, "stupid_backoff"):
         raise InvalidArgumentError(
-            f"distributed estimation writes ARPA: smoothing must be one of "
-            f"{', '.join(ARPA_SMOOTHINGS)}, got {smoothing!r}"
+            f"distributed estimation: smoothing must be one of "
+            f"{', '.join(ARPA_SMOOTHINGS)} or stupid_backoff, got {smoothing!r}"
+        )
+    if smoothing == "stupid_backoff" and not binary:
+        raise InvalidArgumentError(
+            f"stupid_backoff models have no ARPA form: write {os.fspath(output)!r} in the binary "
+            "format (a .fppl name, or format='binary')"
         )
     _, args = fit_arguments(Corpus(_core.Corpus()), order, smoothing, True, params, prune=prune)
     del args["bos_eos"]
@@ -342,7 +377,8 @@ def train(
     parent = os.path.dirname(output) if work_dir is None else os.fspath(work_dir)
     job = os.path.join(os.path.abspath(parent), f"fastppl-ray-{uuid.uuid4().hex}")
     # the output's extension picks its compression: keep it at the end of the temporary name;
-    # a binary output is first written as ARPA in the job directory
+    # a binary output is first written as ARPA in the job directory (stupid backoff: straight
+    # to the output, renamed over it by the save)
     partial = (
         os.path.join(job, "model.arpa")
         if binary
@@ -387,6 +423,13 @@ def train(
         )
         coc = np.sum([s[0] for s in summaries], axis=0, dtype=np.uint64).tolist()
         counts = np.sum([s[1] for s in summaries], axis=0, dtype=np.uint64).tolist()
+        if smoothing == "stupid_backoff":
+            (ngram_counts,) = run(
+                "stupid backoff",
+                _stupid_backoff_task,
+                (job, partitions, counts, task_memory, output, args, crash),
+            )
+            return DistributedSummary(ngram_counts, len(paths), partitions, seconds)
         for stage in ("context", "join", "write"):
             run(
                 stage,
@@ -408,6 +451,69 @@ def train(
     return DistributedSummary(ngram_counts, len(paths), partitions, seconds)
 
 
+def canonical_binary(model_path: str | os.PathLike[str], output: str | os.PathLike[str]) -> None:
+    """Writes the binary model ``model_path`` (its checksum verified) to ``output`` with its
+    tables in the canonical layout: each order's n-grams inserted in ascending order of their
+    word ids into tables sized by their number, as :func:`train` builds stupid-backoff models.
+
+    The layout then depends on the n-grams alone, not on the order in which a fit's threads
+    counted them, so two models are the same model (vocabulary, every n-gram's ln probability,
+    weight and count, bit for bit) exactly when their canonical files have the same bytes. The
+    output scores exactly as the input does; it is written under a temporary name and renamed.
+
+    >>> import pathlib, tempfile
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> c = Corpus.from_sentences([["a", "b", "a"], ["b", "a"]])
+    >>> NGramModel.fit(c, order=2, smoothing="stupid_backoff").save(d / "m.fppl")
+    >>> canonical_binary(d / "m.fppl", d / "c.fppl")
+    >>> NGramModel.load(d / "c.fppl").ngram_counts
+    [4, 5]
+    """
+    _core.canonical_binary(os.fspath(model_path), os.fspath(output))
+
+
+class _FileToken(NamedTuple):
+    """What identifies one version of a file: a file renamed over it (as fastppl saves) has
+    another inode, and one written in place another size or modification and change times
+    (the change time cannot be set back by a program)."""
+
+    device: int
+    inode: int
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+
+    @classmethod
+    def of(cls, path: str) -> _FileToken:
+        st = os.stat(path)
+        return cls(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _verify(path: str) -> _FileToken:
+    """Verifies the binary model at `path` (fastppl's error if it is missing or corrupt) and
+    returns the token of the file verified."""
+    try:
+        before: _FileToken | None = _FileToken.of(path)
+    except OSError:
+        before = None  # the load below says why, with fastppl's error
+    NGramModel.load(path)
+    if before is None or _FileToken.of(path) != before:
+        raise InvalidArgumentError(f"the model file {path!r} changed while it was being verified")
+    return before
+
+
+def _load_verified_once(path: str, verified: _FileToken) -> NGramModel:
+    """The binary model at `path`, whose checksum the driver verified when its file had the token
+    `verified`: it is mapped without a second verification if the file has that token before
+    and after mapping, and verified again otherwise (it changed, or this worker sees another
+    file under that path, e.g. on another node)."""
+    if _FileToken.of(path) == verified:
+        model = NGramModel.load(path, verify=False)
+        if _FileToken.of(path) == verified:
+            return model
+    return NGramModel.load(path)
+
+
 class _Scorer:
     """A Ray Data actor: the model mapped once, then each batch of texts read and scored in one
     Rust call with the GIL released (`NGramModel.evaluate_texts`)."""
@@ -419,8 +525,9 @@ class _Scorer:
         oov: str,
         text_options: dict[str, Any],
         names: tuple[str, str, str],
+        verified: _FileToken,
     ) -> None:
-        self.model = NGramModel.load(model_path)
+        self.model = _load_verified_once(model_path, verified)
         self.column, self.oov, self.text_options, self.names = column, oov, text_options, names
 
     def __call__(self, batch: pa.Table) -> pa.Table:
@@ -467,11 +574,14 @@ def score(
     Each of ``concurrency`` actors loads the binary model (``NGramModel.save``) from
     ``model_path`` (a path every worker can read; copy it to local disk first if it is on
     network storage): the file is memory-mapped, so actors on a node share its pages, and the
-    model never goes through the object store. Each batch of texts is read and scored in one
-    Rust call with the GIL released (`NGramModel.evaluate_texts`); the numbers are those of
-    ``NGramModel.evaluate`` on each document (``nan`` perplexity for a document with no counted
-    token, as there). Ray Data hands whole blocks to actors: give the dataset at least as many
-    blocks as actors (``dataset.repartition(n)``), or some actors wait.
+    model never goes through the object store. Its checksum is verified once, by the caller;
+    an actor that sees the same file (device, inode, size, modification and change times) maps
+    it without reading it all again, and verifies any other file under that path itself. Each
+    batch of texts is read and scored in one Rust call with the GIL released
+    (`NGramModel.evaluate_texts`); the numbers are those of ``NGramModel.evaluate`` on each
+    document (``nan`` perplexity for a document with no counted token, as there). Ray Data
+    hands whole blocks to actors: give the dataset at least as many blocks as actors
+    (``dataset.repartition(n)``), or some actors wait.
 
     Args:
         model_path: the binary model file.
@@ -508,11 +618,13 @@ def score(
         "skip_line_prefixes": tuple(skip_line_prefixes),
         "language": language,
     }
-    # load once here: a missing or corrupt file fails now, with fastppl's error, not in an actor
-    NGramModel.load(model_path)
+    # verified once, here: a missing or corrupt file fails now, with fastppl's error, not in an
+    # actor; actors that see this same file map it without checksumming it again
+    path = os.path.abspath(os.fspath(model_path))
+    verified = _verify(path)
     return dataset.map_batches(
         _Scorer,
-        fn_constructor_args=(os.fspath(model_path), text_column, oov, text_options, columns),
+        fn_constructor_args=(path, text_column, oov, text_options, columns, verified),
         batch_size=batch_size,
         batch_format="pyarrow",
         compute=ray.data.ActorPoolStrategy(size=concurrency),

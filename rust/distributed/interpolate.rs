@@ -17,10 +17,10 @@ use std::io::Write;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use super::{adjusted_path, io_error, merge_each, read_vocab, unigrams_path};
+use super::{adjusted_path, first_words_path, io_error, merge_each, read_vocab, unigrams_path};
 use super::{partition_of, PartitionSummary};
 use super::{write_atomically, write_stream};
-use crate::corpus::vocab::{Vocab, BOS, EOS};
+use crate::corpus::vocab::Vocab;
 use crate::error::{Error, Result};
 use crate::estimate::budgeted::{
     f64_words, join_lower, words_f64, write_section, write_unigrams, Globals,
@@ -106,7 +106,7 @@ fn sorters<'d>(
 /// Writes the records of sorter `i` to `path(i)`.
 fn write_sorted(sorters: Vec<Sorter<'_>>, path: impl Fn(usize) -> PathBuf) -> Result<()> {
     for (i, sorter) in sorters.into_iter().enumerate() {
-        write_stream(&path(i), sorter.finish()?)?;
+        write_stream(&path(i), sorter.finish()?, |_| {})?;
     }
     Ok(())
 }
@@ -134,9 +134,12 @@ impl Setup {
         check_arpa_tokens(vocab.words())?;
         let counts = unigram_counts(job, partitions, vocab.len())?;
         let globals = Globals::new(&counts, totals.count_of_counts.clone(), order, smoothing)?;
-        // n-grams starting with a word grow with its count; <s> starts every sentence
-        let mut weights: Vec<u64> = counts.iter().map(|&c| u64::from(c)).collect();
-        weights[BOS as usize] = weights[EOS as usize];
+        // a range's work: its words' unigram lines and the n-grams starting with them
+        let mut weights: Vec<u64> =
+            sum_partition_files(partitions, vocab.len(), |p| first_words_path(job, p))?;
+        for w in &mut weights {
+            *w += 1;
+        }
         let ranges = word_ranges(&weights, partitions);
         Ok(Setup {
             vocab,
@@ -146,24 +149,34 @@ impl Setup {
     }
 }
 
-/// The effective unigram counts, summed over the partitions' files of step 3.
-fn unigram_counts(job: &Path, partitions: usize, vocab_len: usize) -> Result<Vec<u32>> {
-    let mut unigrams = vec![0u32; vocab_len];
+/// The effective unigram counts, summed over the partitions' files of step 3 (each word's
+/// count is in its own partition's file, zeros elsewhere).
+pub(super) fn unigram_counts(job: &Path, partitions: usize, vocab_len: usize) -> Result<Vec<u32>> {
+    sum_partition_files(partitions, vocab_len, |p| unigrams_path(job, p))
+}
+
+/// The element-wise sum of the per-word arrays (`len` numbers each) in the files `path(0..n)`.
+pub(super) fn sum_partition_files<T: bytemuck::Pod + std::ops::AddAssign>(
+    partitions: usize,
+    len: usize,
+    path: impl Fn(usize) -> PathBuf,
+) -> Result<Vec<T>> {
+    let mut sums = vec![T::zeroed(); len];
+    let size = size_of::<T>();
     for partition in 0..partitions {
-        let file = unigrams_path(job, partition);
+        let file = path(partition);
         let bytes = std::fs::read(&file).map_err(io_error(&file))?;
-        if bytes.len() != unigrams.len() * 4 {
+        if bytes.len() != len * size {
             return Err(io_error(&file)(std::io::Error::new(
                 std::io::ErrorKind::InvalidData,
-                "unigram counts of the wrong size (a different vocabulary?)",
+                "per-word numbers of the wrong size (a different vocabulary?)",
             )));
         }
-        // each word's count is in its own partition's file, zeros elsewhere
-        for (total, chunk) in unigrams.iter_mut().zip(bytes.chunks_exact(4)) {
-            *total += u32::from_ne_bytes(chunk.try_into().expect("4 bytes"));
+        for (sum, chunk) in sums.iter_mut().zip(bytes.chunks_exact(size)) {
+            *sum += bytemuck::pod_read_unaligned::<T>(chunk);
         }
     }
-    Ok(unigrams)
+    Ok(sums)
 }
 
 /// The arguments every task of step 4 shares.

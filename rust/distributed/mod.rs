@@ -14,8 +14,9 @@
 //!    files is a suffix-ordered stream in which every n-gram sharing a suffix (of any length) is
 //!    contiguous, because a suffix ends with the partition's last words; so the adjusted
 //!    (continuation) counts and the count-of-counts of the n-grams ending in those words come
-//!    out of it exactly. Writes each order's n-grams in prefix order, and the effective count of
-//!    its unigrams; returns its count-of-counts, which the driver sums.
+//!    out of it exactly. Writes each order's n-grams in prefix order, the effective count of
+//!    its unigrams and its n-grams per first word (by which step 4 cuts its ranges); returns its
+//!    count-of-counts, which the driver sums.
 //! 4. **Interpolate and write** ([`interpolate`]), with the summed count-of-counts, which every
 //!    task turns into the same discounts; the n-grams are cut in ranges of their first word for
 //!    the context statistics and the writing, and in the partitions of step 3 for the join with
@@ -26,6 +27,9 @@
 //!      sent to the range of their first word;
 //!    - c. per range ([`write_range`]): the range's lines of each ARPA section;
 //!    - d. once ([`assemble_arpa`]): the header, then each section's pieces in range order.
+//!
+//!    Stupid backoff has no ARPA form and needs no discounts: one task builds its binary model
+//!    from step 3's raw counts instead ([`stupid_backoff_model`]).
 //!
 //! Files are written under a temporary name and renamed, so a task that dies and is retried
 //! never leaves a torn file for another to read; inputs are never deleted by their readers.
@@ -42,9 +46,21 @@ use crate::util::job::Job;
 use crate::util::spill::{KeyOrder, Layout, RecordStream, Sorter, WorkDir};
 
 /// Checks what the tasks will be asked to estimate, before any runs: an interpolated estimator
-/// (the ARPA form), order 2..=`MAX_ORDER`, valid parameters and pruning.
+/// (the ARPA form) or stupid backoff (binary output, [`stupid_backoff_model`]), order
+/// 2..=`MAX_ORDER`, valid parameters and pruning.
 pub fn check_estimator(order: usize, smoothing: &Smoothing, pruning: &Pruning) -> Result<()> {
-    budgeted::check_estimator(order, smoothing, pruning, "distributed estimation")
+    if !matches!(smoothing, Smoothing::StupidBackoff { .. }) {
+        return budgeted::check_estimator(order, smoothing, pruning, "distributed estimation");
+    }
+    smoothing.validate()?;
+    crate::estimate::check_pruning(smoothing, pruning)?;
+    if !(2..=crate::ngram::keys::MAX_ORDER).contains(&order) {
+        return Err(Error::invalid(format!(
+            "order must be in 2..={} for distributed estimation, got {order}",
+            crate::ngram::keys::MAX_ORDER
+        )));
+    }
+    Ok(())
 }
 
 /// A shard's vocabulary file (step 1).
@@ -65,9 +81,12 @@ fn counts_path(job: &Path, partition: usize, shard: usize) -> PathBuf {
 
 mod interpolate;
 
+mod stupid_backoff;
+
 pub use interpolate::{
     assemble_arpa, context_range, join_partition, word_ranges, write_range, Step,
 };
+pub use stupid_backoff::stupid_backoff_model;
 
 fn adjusted_path(job: &Path, order: usize, partition: usize) -> PathBuf {
     job.join("adjusted")
@@ -77,6 +96,12 @@ fn adjusted_path(job: &Path, order: usize, partition: usize) -> PathBuf {
 
 fn unigrams_path(job: &Path, partition: usize) -> PathBuf {
     job.join("unigrams").join(format!("p{partition:05}.bin"))
+}
+
+/// A partition's n-grams (orders 2..=N) per first word, u64 by word id (step 3): what the
+/// ranges of step 4 are cut by.
+fn first_words_path(job: &Path, partition: usize) -> PathBuf {
+    job.join("first").join(format!("p{partition:05}.bin"))
 }
 
 /// The partition of an n-gram ending in `word` (a fixed hash: every process agrees).
@@ -130,10 +155,11 @@ fn merge_each(
     RecordStream::merge_files(&inputs, layout, combine, memory)
 }
 
-/// Writes the records of `stream` to `path`.
-fn write_stream(path: &Path, mut stream: RecordStream) -> Result<()> {
+/// Writes the records of `stream` to `path`, showing each to `each`.
+fn write_stream(path: &Path, mut stream: RecordStream, mut each: impl FnMut(&[u32])) -> Result<()> {
     write_atomically(path, |out| {
         while let Some(r) = stream.next_record()? {
+            each(r);
             out.write_all(bytemuck::cast_slice(r))
                 .map_err(io_error(path))?;
         }
@@ -220,7 +246,11 @@ pub fn count_shard(
         sorters[partition_of(record[order - 1], partitions)].push(record)
     })?;
     for (partition, sorter) in sorters.into_iter().enumerate() {
-        write_stream(&counts_path(job, partition, shard), sorter.finish()?)?;
+        write_stream(
+            &counts_path(job, partition, shard),
+            sorter.finish()?,
+            |_| {},
+        )?;
     }
     Ok(())
 }
@@ -264,14 +294,24 @@ pub fn adjust_partition(
         &dir,
         task,
     )?;
+    let mut first_words = vec![0u64; vocab_len];
     for (i, stream) in adjusted.higher.into_iter().enumerate() {
-        write_stream(&adjusted_path(job, i + 2, partition), stream)?;
+        write_stream(&adjusted_path(job, i + 2, partition), stream, |r| {
+            first_words[r[0] as usize] += 1;
+        })?;
     }
-    let path = unigrams_path(job, partition);
-    write_atomically(&path, |out| {
-        out.write_all(bytemuck::cast_slice(&adjusted.unigrams))
-            .map_err(io_error(&path))
-    })?;
+    for (path, bytes) in [
+        (
+            unigrams_path(job, partition),
+            bytemuck::cast_slice(&adjusted.unigrams),
+        ),
+        (
+            first_words_path(job, partition),
+            bytemuck::cast_slice(&first_words),
+        ),
+    ] {
+        write_atomically(&path, |out| out.write_all(bytes).map_err(io_error(&path)))?;
+    }
     let mut ngram_counts = adjusted.ngram_counts;
     ngram_counts[0] = 0;
     Ok(PartitionSummary {
@@ -292,15 +332,142 @@ mod tests {
         c
     }
 
-    #[test]
-    #[allow(clippy::too_many_lines)] // one end-to-end scenario, every pass in order
-    fn shards_and_partitions_give_the_single_machine_file() {
-        let shards: Vec<String> = (0..5)
+    fn shards() -> Vec<String> {
+        (0..5)
             .map(|i| {
                 format!("the cat sat on the mat {i}\na dog saw the cat\nthe mat {i} and a log\n")
                     .repeat(i + 1)
             })
-            .collect();
+            .collect()
+    }
+
+    /// Steps 1 to 3 on `shards` in `job`; the summed summaries of step 3.
+    fn count_and_adjust(
+        shards: &[String],
+        job: &Path,
+        order: usize,
+        partitions: usize,
+        estimator: (&Smoothing, &Pruning),
+    ) -> PartitionSummary {
+        for (s, text) in shards.iter().enumerate() {
+            write_shard_vocab(&corpus(text), &shard_vocab_path(job, s)).unwrap();
+        }
+        merge_vocab(job, shards.len()).unwrap();
+        for (s, text) in shards.iter().enumerate() {
+            count_shard(
+                &corpus(text),
+                job,
+                s,
+                order,
+                partitions,
+                1 << 20,
+                &Job::none(),
+            )
+            .unwrap();
+        }
+        let mut totals = PartitionSummary {
+            count_of_counts: vec![[0; 5]; order],
+            ngram_counts: vec![0; order],
+        };
+        for p in 0..partitions {
+            let s = adjust_partition(
+                job,
+                p,
+                shards.len(),
+                order,
+                estimator,
+                1 << 20,
+                &Job::none(),
+            )
+            .unwrap();
+            for m in 0..order {
+                totals.ngram_counts[m] += s.ngram_counts[m];
+                for k in 0..5 {
+                    totals.count_of_counts[m][k] += s.count_of_counts[m][k];
+                }
+            }
+        }
+        totals
+    }
+
+    #[test]
+    fn stupid_backoff_gives_the_canonical_single_machine_file() {
+        let shards = shards();
+        let whole = corpus(&shards.concat());
+        let dir = WorkDir::new(&std::env::temp_dir()).unwrap();
+        let smoothing = Smoothing::StupidBackoff { alpha: 0.4 };
+        for order in 2..=5 {
+            let job = dir.file("job");
+            let totals = count_and_adjust(&shards, &job, order, 3, (&smoothing, &Pruning::none()));
+            // the ranges' weights: every n-gram of orders 2..=N counted once, by its first word
+            let first: Vec<u64> =
+                interpolate::sum_partition_files(3, read_vocab(&job).unwrap().len(), |p| {
+                    first_words_path(&job, p)
+                })
+                .unwrap();
+            assert_eq!(
+                first.iter().sum::<u64>(),
+                totals.ngram_counts[1..].iter().sum::<u64>()
+            );
+            let model = stupid_backoff_model(
+                &job,
+                3,
+                order,
+                0.4,
+                &totals.ngram_counts,
+                1 << 20,
+                &Job::none(),
+            )
+            .unwrap();
+            let fitted = crate::estimate::fit(
+                &whole,
+                order,
+                true,
+                smoothing,
+                &Pruning::none(),
+                &Job::none(),
+            )
+            .unwrap();
+            let (ours, theirs) = (dir.file("ours.fppl"), dir.file("theirs.fppl"));
+            crate::formats::binary::save(&model, &ours, &Job::none()).unwrap();
+            let canonical = crate::formats::binary::canonical(&fitted).unwrap();
+            crate::formats::binary::save(&canonical, &theirs, &Job::none()).unwrap();
+            assert!(
+                std::fs::read(&ours).unwrap() == std::fs::read(&theirs).unwrap(),
+                "order {order}"
+            );
+        }
+    }
+
+    #[test]
+    fn stupid_backoff_of_no_token_is_an_error_not_nan() {
+        let dir = WorkDir::new(&std::env::temp_dir()).unwrap();
+        let job = dir.file("job");
+        let none = (&Smoothing::StupidBackoff { alpha: 0.4 }, &Pruning::none());
+        let totals = count_and_adjust(&[String::new(), String::new()], &job, 3, 2, none);
+        let err =
+            stupid_backoff_model(&job, 2, 3, 0.4, &totals.ngram_counts, 1 << 20, &Job::none())
+                .unwrap_err();
+        assert!(matches!(err, Error::EmptyCorpus(_)), "{err}");
+    }
+
+    #[test]
+    fn stupid_backoff_is_checked_like_the_others() {
+        let sb = Smoothing::StupidBackoff { alpha: 0.4 };
+        assert!(check_estimator(3, &sb, &Pruning::none()).is_ok());
+        let err = check_estimator(1, &sb, &Pruning::none()).unwrap_err();
+        assert!(err.to_string().contains("order must be in 2.."), "{err}");
+        let err = check_estimator(3, &sb, &Pruning::new(&[0, 1], 3).unwrap()).unwrap_err();
+        assert!(err.to_string().contains("cannot prune"), "{err}");
+        let bad = Smoothing::StupidBackoff { alpha: -1.0 };
+        assert!(check_estimator(3, &bad, &Pruning::none()).is_err());
+        assert!(check_estimator(3, &Smoothing::Mle, &Pruning::none()).is_err());
+    }
+
+    #[test]
+    #[allow(clippy::too_many_lines)] // one end-to-end scenario, every pass in order
+    fn shards_and_partitions_give_the_single_machine_file() {
+        let shards = shards();
         let whole = corpus(&shards.concat());
         let job = WorkDir::new(&std::env::temp_dir()).unwrap();
         for (smoothing, order, prune) in [
@@ -328,44 +495,13 @@ mod tests {
             let job_path = job.file("job");
             let pruning = Pruning::new(prune, order).unwrap();
             let partitions = 3;
-            for (s, text) in shards.iter().enumerate() {
-                write_shard_vocab(&corpus(text), &shard_vocab_path(&job_path, s)).unwrap();
-            }
-            merge_vocab(&job_path, shards.len()).unwrap();
-            for (s, text) in shards.iter().enumerate() {
-                count_shard(
-                    &corpus(text),
-                    &job_path,
-                    s,
-                    order,
-                    partitions,
-                    1 << 20,
-                    &Job::none(),
-                )
-                .unwrap();
-            }
-            let mut totals = PartitionSummary {
-                count_of_counts: vec![[0; 5]; order],
-                ngram_counts: vec![0; order],
-            };
-            for p in 0..partitions {
-                let s = adjust_partition(
-                    &job_path,
-                    p,
-                    shards.len(),
-                    order,
-                    (&smoothing, &pruning),
-                    1 << 20,
-                    &Job::none(),
-                )
-                .unwrap();
-                for m in 0..order {
-                    totals.ngram_counts[m] += s.ngram_counts[m];
-                    for k in 0..5 {
-                        totals.count_of_counts[m][k] += s.count_of_counts[m][k];
-                    }
-                }
-            }
+            let totals = count_and_adjust(
+                &shards,
+                &job_path,
+                order,
+                partitions,
+                (&smoothing, &pruning),
+            );
             let step = Step {
                 job: &job_path,
                 partitions,

@@ -211,3 +211,65 @@ pub fn distributed_assemble(
     py.detach(|| distributed::assemble_arpa(&job, partitions, ngram_counts, &path))
         .map_err(to_pyerr)
 }
+
+/// Step 4 for stupid backoff, once: builds the model from step 3's raw counts (with the summed
+/// n-grams per order) and saves it in the binary format at `path`; returns the n-grams per
+/// order (every vocabulary word for unigrams, as an ARPA header counts them).
+#[pyfunction]
+#[pyo3(signature = (job, partitions, ngram_counts, memory, path, order, smoothing, k=None, discount=None, alpha=None, discount_fallback=false, prune=Vec::new()))]
+#[allow(clippy::too_many_arguments)]
+pub fn distributed_stupid_backoff(
+    py: Python<'_>,
+    job: PathBuf,
+    partitions: usize,
+    ngram_counts: Vec<u64>,
+    memory: usize,
+    path: PathBuf,
+    order: usize,
+    smoothing: &str,
+    k: Option<f64>,
+    discount: Option<f64>,
+    alpha: Option<f64>,
+    discount_fallback: bool,
+    prune: Vec<u64>,
+) -> PyResult<Vec<u64>> {
+    let (smoothing, _) = estimator(
+        order,
+        smoothing,
+        (k, discount, alpha, discount_fallback),
+        &prune,
+    )
+    .map_err(to_pyerr)?;
+    let Smoothing::StupidBackoff { alpha } = smoothing else {
+        return Err(to_pyerr(Error::invalid(format!(
+            "distributed_stupid_backoff builds stupid backoff models, got {}",
+            smoothing.name()
+        ))));
+    };
+    job::run(py, None, |task| {
+        let model = distributed::stupid_backoff_model(
+            &job,
+            partitions,
+            order,
+            alpha,
+            &ngram_counts,
+            memory,
+            task,
+        )?;
+        crate::formats::binary::save(&model, &path, task)?;
+        Ok(std::iter::once(model.vocab.len() as u64)
+            .chain(model.higher.iter().map(|t| t.table.len() as u64))
+            .collect())
+    })
+}
+
+/// Rewrites the binary model `source` (checksum verified) at `target` with its tables in the
+/// canonical layout (`formats::binary::canonical`).
+#[pyfunction]
+pub fn canonical_binary(py: Python<'_>, source: PathBuf, target: PathBuf) -> PyResult<()> {
+    job::run(py, None, |task| {
+        let model = crate::formats::binary::load(&source, true, true, task)?;
+        let canonical = crate::formats::binary::canonical(&model)?;
+        crate::formats::binary::save(&canonical, &target, task)
+    })
+}

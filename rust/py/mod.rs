@@ -40,6 +40,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(distributed::distributed_adjust, m)?)?;
     m.add_function(wrap_pyfunction!(distributed::distributed_interpolate, m)?)?;
     m.add_function(wrap_pyfunction!(distributed::distributed_assemble, m)?)?;
+    m.add_function(wrap_pyfunction!(
+        distributed::distributed_stupid_backoff,
+        m
+    )?)?;
+    m.add_function(wrap_pyfunction!(distributed::canonical_binary, m)?)?;
     metrics::register(m)?;
     Ok(())
 }

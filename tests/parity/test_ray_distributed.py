@@ -104,6 +104,86 @@ def test_distributed_arpa_is_byte_identical(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ray.arpa", "single.arpa"]
 
 
+def _stupid_backoff(shards, tmp_path, order: int, **params) -> tuple[Path, Path]:
+    """The single-machine stupid-backoff model of the shards (``fastppl train --smoothing
+    stupid_backoff``: fit, then save) in the canonical layout, and the path of its fit."""
+    _, whole = shards
+    fitted, expected = tmp_path / "fitted.fppl", tmp_path / "single.fppl"
+    corpus = Corpus.from_file(whole, **TEXT)
+    NGramModel.fit(corpus, order=order, smoothing="stupid_backoff", **params).save(fitted)
+    fray.canonical_binary(fitted, expected)
+    return expected, fitted
+
+
+@pytest.mark.parametrize(("order", "params"), [(2, {}), (3, {"alpha": 0.25}), (4, {}), (5, {})])
+def test_distributed_stupid_backoff_is_the_canonical_fit(cluster, shards, tmp_path, order, params):
+    paths, _ = shards
+    expected, fitted = _stupid_backoff(shards, tmp_path, order, **params)
+    out = tmp_path / "ray.fppl"
+    summary = fray.train(
+        paths,
+        out,
+        order=order,
+        smoothing="stupid_backoff",
+        partitions=PARTITIONS,
+        memory="16M",
+        **TEXT,
+        **params,
+    )
+    assert out.read_bytes() == expected.read_bytes()
+    model = NGramModel.load(out)
+    assert model.smoothing == "stupid_backoff" and not model.normalized
+    # as an ARPA header would count them: every vocabulary word among the unigrams
+    assert summary.ngram_counts == [model.ngram_counts[0] + 1, *model.ngram_counts[1:]]
+    assert "stupid backoff" in summary.seconds and "context" not in summary.seconds
+    # the same scores as the fit itself, which only its layout tells apart
+    text = ["a b c", "Se não houver", "que eu não sei"]
+    for t in text:
+        tokens = t.split()
+        assert model.logprobs(tokens).tolist() == NGramModel.load(fitted).logprobs(tokens).tolist()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fitted.fppl", "ray.fppl", "single.fppl"]
+
+
+@pytest.mark.parametrize(("stage", "index"), [("count", 2), ("adjust", 3), ("stupid backoff", 0)])
+def test_a_killed_stupid_backoff_worker_gives_the_same_bytes(
+    cluster, shards, tmp_path, stage, index
+):
+    paths, _ = shards
+    expected, _ = _stupid_backoff(shards, tmp_path, 4)
+    marker = tmp_path / "crashed"
+    out = tmp_path / "ray.fppl"
+    fray.train(
+        paths,
+        out,
+        order=4,
+        smoothing="stupid_backoff",
+        partitions=PARTITIONS,
+        _crash_once=(stage, index, str(marker)),
+        **TEXT,
+    )
+    assert marker.exists(), "the injected crash did not happen"
+    assert out.read_bytes() == expected.read_bytes()
+
+
+def test_canonical_binary_is_a_fixed_point_and_checks_its_input(tmp_path):
+    fitted = tmp_path / "m.fppl"
+    corpus = Corpus.from_sentences([["a", "b", "c", "a"], ["b", "c"], ["c", "a", "b"]] * 50)
+    NGramModel.fit(corpus, order=3, smoothing="kneser_ney").save(fitted)
+    once, twice = tmp_path / "once.fppl", tmp_path / "twice.fppl"
+    fray.canonical_binary(fitted, once)
+    fray.canonical_binary(once, twice)
+    assert once.read_bytes() == twice.read_bytes()
+    NGramModel.load(once).to_arpa(tmp_path / "once.arpa")
+    NGramModel.load(fitted).to_arpa(tmp_path / "fitted.arpa")
+    assert (tmp_path / "once.arpa").read_bytes() == (tmp_path / "fitted.arpa").read_bytes()
+    corrupt = bytearray(fitted.read_bytes())
+    corrupt[-9] ^= 0xFF
+    (tmp_path / "corrupt.fppl").write_bytes(bytes(corrupt))
+    with pytest.raises(fastppl.errors.ModelFormatError, match=r"corrupt\.fppl"):
+        fray.canonical_binary(tmp_path / "corrupt.fppl", tmp_path / "out.fppl")
+    assert not (tmp_path / "out.fppl").exists()
+
+
 def test_one_partition_and_compressed_output(cluster, shards, tmp_path):
     paths, whole = shards
     expected = tmp_path / "single.arpa.gz"
@@ -181,8 +261,12 @@ def test_bad_input_fails_with_fastppl_error_and_no_file(cluster, shards, tmp_pat
     with pytest.raises(CorpusFileNotFoundError, match=r"missing\.txt"):
         fray.train([*paths, tmp_path / "missing.txt"], out, order=3, **TEXT)
     assert list(tmp_path.iterdir()) == []
-    with pytest.raises(InvalidArgumentError, match="ARPA"):
+    with pytest.raises(InvalidArgumentError, match="no ARPA form"):
         fray.train(paths, out, order=3, smoothing="stupid_backoff", **TEXT)
+    with pytest.raises(InvalidArgumentError, match="cannot prune"):
+        fray.train(paths, tmp_path / "m.fppl", 3, "stupid_backoff", prune=[0, 1], **TEXT)
+    with pytest.raises(InvalidArgumentError, match="smoothing must be one of"):
+        fray.train(paths, tmp_path / "m.fppl", order=3, smoothing="mle", **TEXT)
     with pytest.raises(InvalidArgumentError, match="order"):
         fray.train(paths, out, order=1, **TEXT)
     with pytest.raises(InvalidArgumentError, match="partitions"):
@@ -207,6 +291,19 @@ def test_cli_train_ray_equals_train_memory(cluster, shards, tmp_path):
     subprocess.run([*cli, glob, str(binary), "--ray", address, *common], check=True)
     NGramModel.load(binary).to_arpa(tmp_path / "back.arpa")
     assert (tmp_path / "back.arpa").read_bytes() == single.read_bytes()
+
+
+def test_cli_train_ray_stupid_backoff_equals_train(cluster, shards, tmp_path):
+    paths, whole = shards
+    common = ["-o", "4", "--tokenizer", "whitespace", "--smoothing", "stupid_backoff", "-q"]
+    single, distributed = tmp_path / "single.fppl", tmp_path / "ray.fppl"
+    cli = [sys.executable, "-m", "fastppl.cli", "train"]
+    subprocess.run([*cli, str(whole), str(single), *common], check=True)
+    address = ray.get_runtime_context().gcs_address
+    glob = str(paths[0].parent / "part-*.txt")
+    subprocess.run([*cli, glob, str(distributed), "--ray", address, *common], check=True)
+    fray.canonical_binary(single, tmp_path / "canonical.fppl")
+    assert distributed.read_bytes() == (tmp_path / "canonical.fppl").read_bytes()
 
 
 def test_binary_output_holds_the_same_model(cluster, shards, tmp_path):
@@ -294,8 +391,14 @@ def test_scoring_actors_share_the_model_mapping(cluster, shards, tmp_path):
     @ray.remote(num_cpus=1)
     class Probe:
         def __init__(self) -> None:
+            # a token of no file: each actor verifies the model itself, which reads every page
             self.scorer = fray._Scorer(
-                str(path), "text", "unk", TEXT, ("perplexity", "log_prob", "num_tokens")
+                str(path),
+                "text",
+                "unk",
+                TEXT,
+                ("perplexity", "log_prob", "num_tokens"),
+                fray._FileToken(0, 0, 0, 0, 0),
             )
 
         def score(self) -> None:
@@ -323,3 +426,24 @@ def test_scoring_actors_share_the_model_mapping(cluster, shards, tmp_path):
         # loading verified the checksum, so every page is resident, and shared by both actors
         assert r["Rss"] >= size_kib // 2, r
         assert r["Shared_Clean"] >= size_kib // 2, r
+
+
+def test_actors_trust_only_the_file_the_driver_verified(tmp_path):
+    """`score` verifies the model once; an actor maps it unverified only if it is the same file
+    (device, inode, size, times), and verifies it otherwise: a file corrupted in place since is
+    caught there, with fastppl's error."""
+    path = tmp_path / "m.fppl"
+    NGramModel.fit(Corpus.from_sentences([["a", "b", "c"]] * 9), 3, "witten_bell").save(path)
+    verified = fray._FileToken.of(str(path))
+    assert fray._load_verified_once(str(path), verified).order == 3
+    data = bytearray(path.read_bytes())
+    data[-9] ^= 0xFF
+    with open(path, "r+b") as f:  # in place: same inode and size
+        f.write(bytes(data))
+    # a write a second later (a clock tick apart is enough; made certain here)
+    os.utime(path, ns=(verified.mtime_ns + 10**9, verified.mtime_ns + 10**9))
+    changed = fray._FileToken.of(str(path))
+    assert (changed.inode, changed.size) == (verified.inode, verified.size)
+    assert changed != verified
+    with pytest.raises(fastppl.errors.ModelFormatError):
+        fray._load_verified_once(str(path), verified)

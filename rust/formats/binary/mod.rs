@@ -3,7 +3,9 @@
 //! cache).
 //!
 //! Modules: `layout` (the byte layout, documented there, and the parsing of the header and
-//! section table), `save`, `load`, `verify` (the checks beyond the header).
+//! section table), `save`, `load`, `verify` (the checks beyond the header), `canonical` (the
+//! table layout that depends on the n-grams alone: how distributed estimation builds a model,
+//! and how two models are compared byte for byte).
 //!
 //! ## Loading
 //! The file is mapped read-only; the slot tables become views into the mapping
@@ -28,11 +30,13 @@
 //! mapping are `MappedSlice`s, whose one
 //! `unsafe` block is explained in [`crate::util::mapped`].
 
+mod canonical;
 mod layout;
 mod load;
 mod save;
 mod verify;
 
+pub use canonical::{canonical, SortedOrder};
 pub use layout::{ALIGN, MAGIC, VERSION};
 pub use load::load;
 pub use save::save;
