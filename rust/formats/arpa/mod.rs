@@ -184,6 +184,7 @@ mod tests {
     /// every 7th word pair is missing, with the triples it is the context of, so that the triples
     /// it is the suffix of need blank entries.
     fn shuffled_trigrams(words: u32) -> String {
+        use std::fmt::Write;
         let mut x: u64 = 0x2545_f491_4f6c_dd1d;
         let mut shuffle = |lines: &mut Vec<String>| {
             for i in (1..lines.len()).rev() {
@@ -221,7 +222,7 @@ mod tests {
         );
         for (m, mut lines) in [(1, unigrams), (2, bigrams), (3, trigrams)] {
             shuffle(&mut lines);
-            text += &format!("\n\\{m}-grams:\n{}\n", lines.join("\n"));
+            write!(text, "\n\\{m}-grams:\n{}\n", lines.join("\n")).unwrap();
         }
         text + "\n\\end\\\n"
     }

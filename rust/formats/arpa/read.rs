@@ -43,8 +43,15 @@ const COMPRESSION_RATIO: u64 = 16;
 /// Lines between the prefetch of an n-gram's slot and its insertion.
 const PREFETCH_AHEAD: usize = 16;
 
-/// Fewest lines parsed by one task: below this, splitting costs more than it saves.
+/// Lines parsed by one task: below this, splitting costs more than it saves.
 const LINES_PER_TASK: usize = 2048;
+
+/// Lines between the prefetch of a line's words and the line's parsing.
+const WORDS_AHEAD: usize = 16;
+
+/// Lines between the prefetch of the slots of a line's context and suffix and the line's
+/// parsing (after its words are prefetched).
+const LOOKUPS_AHEAD: usize = 8;
 
 /// Reads an ARPA file (plain, .gz, .xz or .bz2, detected from its first bytes), reporting
 /// n-grams read to `job` (which can cancel it).
@@ -333,9 +340,36 @@ impl Below<'_> {
             self.higher[k - 2].table.find(pack(prefix, w))
         })
     }
+
+    /// Asks the CPU to start loading the slots where the context and the suffix of n-gram line
+    /// `raw` of order `m >= 3` are found (their prefixes are looked up): a hint, for lines that
+    /// [`parse_line`] reaches a little later.
+    fn prefetch_lookups(&self, raw: &[u8], m: usize, index: &WordIndex) {
+        let mut ids = [0u32; MAX_ORDER];
+        let mut k = 0;
+        for word in raw_words(raw) {
+            match (ids.get_mut(k), index.get_bytes(word)) {
+                (Some(id), Some(found)) => *id = found,
+                _ => return,
+            }
+            k += 1;
+        }
+        if k != m {
+            return;
+        }
+        for lookup in [&ids[..m - 1], &ids[1..m]] {
+            let (&last, prefix) = lookup.split_last().unwrap_or((&0, &[]));
+            if let Some(entry) = self.find(prefix) {
+                self.higher[lookup.len() - 2]
+                    .table
+                    .prefetch(pack(entry, last));
+            }
+        }
+    }
 }
 
-/// Parses lines `first..` of `block` as lines of the section of order `m`, on all cores.
+/// Parses lines `first..` of `block` as lines of the section of order `m`, on all cores, in
+/// tasks of [`LINES_PER_TASK`] lines.
 fn parse_block(
     block: &Block,
     first: usize,
@@ -343,14 +377,57 @@ fn parse_block(
     below: &Below,
     index: &WordIndex,
 ) -> Vec<Parsed> {
-    (first..block.len())
+    let tasks: Vec<Vec<Parsed>> = (first..block.len())
         .into_par_iter()
-        .with_min_len(LINES_PER_TASK)
-        .map_init(
-            || Previous::new(m),
-            |previous, i| parse_line(block.line(i), m, below, index, previous),
-        )
+        .step_by(LINES_PER_TASK)
+        .map(|start| {
+            let end = (start + LINES_PER_TASK).min(block.len());
+            parse_lines(block, start..end, m, below, index)
+        })
+        .collect();
+    tasks.into_iter().flatten().collect()
+}
+
+/// Parses lines `range` of `block` in order (see [`parse_block`]). The lookups of a line miss
+/// the caches (the tables are larger), so its words are prefetched [`WORDS_AHEAD`] lines
+/// earlier, and the slots of its context and suffix [`LOOKUPS_AHEAD`] lines earlier.
+fn parse_lines(
+    block: &Block,
+    range: std::ops::Range<usize>,
+    m: usize,
+    below: &Below,
+    index: &WordIndex,
+) -> Vec<Parsed> {
+    let mut previous = Previous::new(m);
+    let end = range.end;
+    range
+        .map(|i| {
+            if m >= 2 && i + WORDS_AHEAD < end {
+                for word in raw_words(block.line(i + WORDS_AHEAD)) {
+                    index.prefetch(word);
+                }
+            }
+            if m >= 3 && i + LOOKUPS_AHEAD < end {
+                below.prefetch_lookups(block.line(i + LOOKUPS_AHEAD), m, index);
+            }
+            parse_line(block.line(i), m, below, index, &mut previous)
+        })
         .collect()
+}
+
+/// The words of n-gram line `raw` (between its first and second tab; none without a tab), for
+/// prefetching: the line is checked when it is parsed.
+fn raw_words(raw: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let words = match raw.iter().position(|&b| b == b'\t') {
+        Some(tab) => {
+            let rest = &raw[tab + 1..];
+            &rest[..rest.iter().position(|&b| b == b'\t').unwrap_or(rest.len())]
+        }
+        None => &[],
+    };
+    words
+        .split(u8::is_ascii_whitespace)
+        .filter(|word| !word.is_empty())
 }
 
 /// Parses line `raw` of the section of order `m`, looking words up in `index`, context and
