@@ -3,11 +3,14 @@
 //! A thread of its own reads (and decompresses) the file in blocks of whole lines
 //! ([`super::lines`]). The header and `\end\` are read line by line; the n-grams of a block are
 //! parsed on all cores (fields, floats, word ids, and the lookups of each n-gram's context and
-//! suffix in the orders below, which do not change while a section is read), then added to the
-//! model one by one in file order, so that errors are those of a line-by-line reading, at the
-//! same lines. A missing suffix adds KenLM's blank entries to the orders below, which can move
-//! their entries: from such a line to the end of its block, contexts and suffixes are looked up
-//! again as each n-gram is added.
+//! suffix in the orders below, which do not change while a section is read; each task prefetches
+//! the slots of those lookups a few lines ahead, since the tables are larger than the caches),
+//! then added to the model one by one in file order, so that errors are those of a line-by-line
+//! reading, at the same lines, and every n-gram lands in the slot a line-by-line reading gives
+//! it. While a block's n-grams are added, the next block is parsed beside them (see
+//! [`read_section`] for when). A missing suffix adds KenLM's blank entries to the orders below,
+//! which can move their entries: from such a line to the end of its block, contexts and suffixes
+//! are looked up again as each n-gram is added, and the next block is parsed only after.
 
 use std::f64::consts::LN_10;
 use std::io::{BufRead, Read};
@@ -577,54 +580,14 @@ fn read_section(
             let below = below_of(model, &model.higher[..m.max(2) - 2]);
             parse_block(block, first, m, &below, index)
         });
-        let ends = parsed.iter().any(|p| matches!(p, Parsed::End));
         let (block, next) = lines.with_next();
         let batch = Batch {
             block,
             first,
             parsed: &parsed,
         };
-        let (read, ended) = if m == 1 {
-            let below = below_of(model, &[]);
-            let next = next.filter(|_| !ends);
-            let (added, ahead) = rayon::join(
-                || {
-                    add_lines(&batch, &section, &mut seen, |text, f, _| {
-                        add_unigram(model, text, f)
-                    })
-                },
-                || next.map(|b| parse_block(b, 0, m, &below, index)),
-            );
-            parsed_ahead = ahead;
-            added?
-        } else if needs_no_blanks(&parsed) && model.higher[m - 2].table.has_room_for(parsed.len()) {
-            let (order, vocab_len) = (model.order, model.vocab.len());
-            let (lower, rest) = model.higher.split_at_mut(m - 2);
-            let below = Below {
-                order,
-                vocab_len,
-                higher: lower,
-            };
-            let table = &mut rest[0].table;
-            let next = next.filter(|_| !ends);
-            let (added, ahead) = rayon::join(
-                || {
-                    add_lines(&batch, &section, &mut seen, |text, f, ahead| {
-                        prefetch_slot(table, ahead);
-                        insert_parsed(table, m, order, text, f)
-                    })
-                },
-                || next.map(|b| parse_block(b, 0, m, &below, index)),
-            );
-            parsed_ahead = ahead;
-            added?
-        } else {
-            let mut blanks_added = false;
-            add_lines(&batch, &section, &mut seen, |text, f, ahead| {
-                prefetch_slot(&model.higher[m - 2].table, ahead);
-                add_ngram(model, index, m, text, f, &mut blanks_added)
-            })?
-        };
+        let (read, ended, ahead) = add_block(model, index, &batch, next, &section, &mut seen)?;
+        parsed_ahead = ahead;
         if ended {
             // the line that ends the section becomes the current line, to be read again
             lines.skip(read + 1);
@@ -642,6 +605,63 @@ fn read_section(
             return Ok(());
         }
     }
+}
+
+/// Adds the n-grams of `batch` (lines of `section`, whose n-grams so far `seen` counts) to
+/// `model`, parsing the block `next` beside them when adding leaves alone what parsing reads
+/// (see [`read_section`]) and the section does not end in `batch`: the lines added, whether the
+/// section ended, and the parse of `next` if it was parsed.
+fn add_block(
+    model: &mut Model,
+    index: &WordIndex,
+    batch: &Batch,
+    next: Option<&Block>,
+    section: &Section,
+    seen: &mut u64,
+) -> Result<(usize, bool, Option<Vec<Parsed>>)> {
+    let m = section.m;
+    let parsed = batch.parsed;
+    let next = next.filter(|_| !parsed.iter().any(|p| matches!(p, Parsed::End)));
+    if m == 1 {
+        // (parsing unigrams reads nothing of the model)
+        let below = below_of(model, &[]);
+        let (added, ahead) = rayon::join(
+            || {
+                add_lines(batch, section, seen, |text, f, _| {
+                    add_unigram(model, text, f)
+                })
+            },
+            || next.map(|b| parse_block(b, 0, m, &below, index)),
+        );
+        return added.map(|(read, ended)| (read, ended, ahead));
+    }
+    if needs_no_blanks(parsed) && model.higher[m - 2].table.has_room_for(parsed.len()) {
+        let order = model.order;
+        let vocab_len = model.vocab.len();
+        let (lower, rest) = model.higher.split_at_mut(m - 2);
+        let below = Below {
+            order,
+            vocab_len,
+            higher: lower,
+        };
+        let table = &mut rest[0].table;
+        let (added, ahead) = rayon::join(
+            || {
+                add_lines(batch, section, seen, |text, f, ahead| {
+                    prefetch_slot(table, ahead);
+                    insert_parsed(table, m, order, text, f)
+                })
+            },
+            || next.map(|b| parse_block(b, 0, m, &below, index)),
+        );
+        return added.map(|(read, ended)| (read, ended, ahead));
+    }
+    let mut blanks_added = false;
+    let (read, ended) = add_lines(batch, section, seen, |text, f, ahead| {
+        prefetch_slot(&model.higher[m - 2].table, ahead);
+        add_ngram(model, index, m, text, f, &mut blanks_added)
+    })?;
+    Ok((read, ended, None))
 }
 
 /// What parsing reads of `model`: its order, its vocabulary's size and the tables `higher` (of
