@@ -317,6 +317,55 @@ mod tests {
         assert_eq!(all_lines(&text).unwrap(), expected);
     }
 
+    /// A reader that fails.
+    struct Failing;
+
+    impl Read for Failing {
+        fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+            Err(std::io::Error::other("the disk is on fire"))
+        }
+    }
+
+    #[test]
+    fn the_next_block_read_ahead_is_read_in_its_turn() {
+        // blocks of 4 bytes: "a\nb\n", "cc\n", then the reader's error at line 4
+        std::thread::scope(|s| {
+            let (tx, rx) = std::sync::mpsc::sync_channel(BLOCKS_AHEAD);
+            s.spawn(move || read_blocks(b"a\nb\ncc\n".chain(Failing), "t", 4, &tx));
+            let mut lines = Lines::new(rx, "t");
+            assert!(lines.advance().unwrap());
+            let (block, next) = lines.with_next();
+            assert_eq!((block.len(), block.line(1)), (2, &b"b"[..]));
+            let next = next.unwrap();
+            assert_eq!(
+                (next.len(), next.line(0), next.line_number(0)),
+                (1, &b"cc"[..], 3)
+            );
+            // asked again, the same block ahead; then the lines in order
+            assert_eq!(lines.with_next().1.unwrap().line(0), b"cc");
+            let mut read = Vec::new();
+            let failure = loop {
+                match lines.advance() {
+                    Ok(true) => read.push((lines.line, lines.text().to_string())),
+                    Ok(false) => panic!("the reader's error was lost"),
+                    Err(e) => break e,
+                }
+                if lines.line == 3 {
+                    // only the reader's error is ahead: no block is handed out for it
+                    assert!(lines.with_next().1.is_none());
+                }
+            };
+            assert_eq!(read, [(2, "b".to_string()), (3, "cc".to_string())]);
+            match failure {
+                Error::ModelFormat { line, message, .. } => {
+                    assert_eq!(line, 4);
+                    assert!(message.contains("the disk is on fire"), "{message}");
+                }
+                other => panic!("{other:?}"),
+            }
+        });
+    }
+
     #[test]
     fn an_overlong_line_is_refused_where_it_is() {
         let mut text = b"a\nb\n".to_vec();
