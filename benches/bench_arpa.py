@@ -7,7 +7,8 @@ written. With ``--baseline DIR`` (a directory holding another build of the ``fas
 e.g. one built from ``main`` and copied aside), that build is measured the same way in the same
 run, so that before and after can be compared on a noisy machine as ratios. Every measurement
 runs in its own process; each repeat runs every build in turn, then kenlm. The file is read
-once first so that it is in the page cache.
+once first so that it is in the page cache. The load averages before and after each file are
+printed with it: on a shared machine they say how far wall times stand from an idle one's.
 
     python benches/bench_arpa.py /tmp/arpa-bench/o3.arpa [more.arpa ...] \\
         [--baseline /tmp/arpa-bench/base] [--repeats 3] [--json out.json]
@@ -89,6 +90,7 @@ def measure(path: Path, builds: dict[str, Path | None], repeats: int, tmp: Path)
     once in turn (so that a change in the machine's load falls on all of them), then medians."""
     size_mb = path.stat().st_size / 1e6
     result: dict = {"file": str(path), "mb": size_mb, "sha256": sha256(path)}
+    result["load_before"] = os.getloadavg()
     runs: dict[str, list[dict]] = {name: [] for name in [*builds, "kenlm"]}
     for _ in range(repeats):
         for name, package in builds.items():
@@ -108,12 +110,17 @@ def measure(path: Path, builds: dict[str, Path | None], repeats: int, tmp: Path)
             r["sha256"] = rs[0]["sha256"] if len(hashes) == 1 else "differs between runs"
         r["runs"] = rs
         result[name] = r
+    result["load_after"] = os.getloadavg()
     return result
 
 
 def report(r: dict, builds: list[str]) -> str:
     """The lines printed for one file."""
-    lines = [f"{r['file']} ({r['mb']:.0f} MB, sha256 {r['sha256'][:16]}...)"]
+    load = " ".join(f"{x:.1f}" for x in (*r["load_before"], *r["load_after"]))
+    lines = [
+        f"{r['file']} ({r['mb']:.0f} MB, sha256 {r['sha256'][:16]}...; load averages 1/5/15 min "
+        f"before, after: {load})"
+    ]
     kenlm = r.get("kenlm")
     if kenlm:
         lines.append(

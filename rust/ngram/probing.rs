@@ -143,7 +143,12 @@ impl ProbingTable {
 
     /// Whether one more entry fits without overloading the probe sequences (load <= 0.9).
     pub fn has_room(&self) -> bool {
-        (self.len + 1) * 10 <= self.slots.len() * 9
+        self.has_room_for(1)
+    }
+
+    /// Whether `n` more entries fit without overloading the probe sequences (load <= 0.9).
+    pub fn has_room_for(&self, n: usize) -> bool {
+        self.len.saturating_add(n).saturating_mul(10) <= self.slots.len().saturating_mul(9)
     }
 
     /// Inserts a key that is not in the table yet; returns its slot.
@@ -160,6 +165,31 @@ impl ProbingTable {
         self.slots[i] = Slot { key, entry };
         self.len += 1;
         i as u32
+    }
+
+    /// Inserts `key` unless it is in the table already, in one probe sequence: its slot (the one
+    /// [`ProbingTable::find`] then [`ProbingTable::insert`] would give), or `None` when the key
+    /// was there (the table unchanged).
+    pub fn insert_new(&mut self, key: u64, entry: Entry) -> Option<u32> {
+        assert!(self.len < self.slots.len(), "probing table sized too small");
+        debug_assert!(key != EMPTY);
+        let mut i = self.home(key);
+        loop {
+            let k = self.slots[i].key;
+            if k == key {
+                return None;
+            }
+            if k == EMPTY {
+                break;
+            }
+            i += 1;
+            if i == self.slots.len() {
+                i = 0;
+            }
+        }
+        self.slots[i] = Slot { key, entry };
+        self.len += 1;
+        Some(i as u32)
     }
 
     /// The slot of `key`, if present. At most one probe per slot: a table with no empty slot
@@ -252,6 +282,45 @@ mod tests {
         }
         assert_eq!(t.iter().count(), 500);
         assert!(t.capacity() >= 750);
+    }
+
+    #[test]
+    fn insert_new_takes_the_slots_of_find_then_insert() {
+        // keys crowded into few home slots, so that probe sequences are long and wrap around
+        let keys: Vec<u64> = (0..900u32).map(|i| pack(i % 37, i / 37)).collect();
+        let mut one = ProbingTable::with_entries(600);
+        let mut two = ProbingTable::with_entries(600);
+        for (n, &key) in keys.iter().chain(&keys).enumerate() {
+            if !one.has_room() {
+                break;
+            }
+            let e = Entry {
+                logp: -(n as f64),
+                weight: 0.0,
+            };
+            let expected = two.find(key).is_none().then(|| two.insert(key, e));
+            assert_eq!(one.insert_new(key, e), expected, "key {n}");
+        }
+        assert_eq!(one.len(), two.len());
+        assert_eq!(one.slot_bytes(), two.slot_bytes());
+    }
+
+    #[test]
+    fn room_for_many_is_room_for_each() {
+        let mut t = ProbingTable::with_entries(100);
+        let mut k = 0;
+        while t.has_room() {
+            let free = (0..=t.capacity())
+                .take_while(|&n| t.has_room_for(n))
+                .last()
+                .unwrap();
+            assert!(free >= 1);
+            t.insert(pack(k, 1), Entry::default());
+            k += 1;
+            assert!(t.has_room_for(free - 1) && !t.has_room_for(free));
+        }
+        assert!(!t.has_room_for(1) && t.has_room_for(0));
+        assert!(!t.has_room_for(usize::MAX));
     }
 
     #[test]

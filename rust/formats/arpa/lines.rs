@@ -157,6 +157,9 @@ fn fill(reader: &mut impl Read, buf: &mut [u8]) -> (usize, Option<std::io::Error
 pub struct Lines<'a> {
     blocks: Receiver<Result<Block>>,
     block: Block,
+    /// The block after `block` (or the reader's error), when received ahead by
+    /// [`Lines::with_next`].
+    ahead: Option<Result<Block>>,
     /// Index in `block` of the next unread line.
     next: usize,
     /// The number of the current (last read) line; 0 before the first.
@@ -173,6 +176,7 @@ impl<'a> Lines<'a> {
         Lines {
             blocks,
             block: Block::default(),
+            ahead: None,
             next: 0,
             line: 0,
             held: false,
@@ -194,18 +198,25 @@ impl<'a> Lines<'a> {
     /// Makes sure an unread line is at hand; false at the end of the file.
     fn fill(&mut self) -> Result<bool> {
         while self.next == self.block.len() {
-            if self.ended {
-                return Ok(false);
-            }
-            match self.blocks.recv() {
-                Ok(block) => {
+            match self.ahead.take().or_else(|| self.receive()) {
+                Some(block) => {
                     self.block = block?;
                     self.next = 0;
                 }
-                Err(_) => self.ended = true,
+                None => return Ok(false),
             }
         }
         Ok(true)
+    }
+
+    /// The next block from the reader thread (or its error); `None` at the end of the file.
+    fn receive(&mut self) -> Option<Result<Block>> {
+        if self.ended {
+            return None;
+        }
+        let block = self.blocks.recv().ok();
+        self.ended = block.is_none();
+        block
     }
 
     /// Moves to the next line (checked to be UTF-8); false at the end of the file.
@@ -246,6 +257,19 @@ impl<'a> Lines<'a> {
     pub fn pending(&mut self) -> Result<Option<(&Block, usize)>> {
         debug_assert!(!self.held, "a held line is read with advance");
         Ok(self.fill()?.then_some((&self.block, self.next)))
+    }
+
+    /// The current block and the block after it (received ahead, so that it can be parsed while
+    /// the current one's lines are added); `None` for the next one at the end of the file or
+    /// where the reader failed (its error comes when that block is reached).
+    pub fn with_next(&mut self) -> (&Block, Option<&Block>) {
+        if self.ahead.is_none() {
+            self.ahead = self.receive();
+        }
+        (
+            &self.block,
+            self.ahead.as_ref().and_then(|b| b.as_ref().ok()),
+        )
     }
 
     /// Marks the next `n` lines of the block read: the last of them is the current line.
@@ -291,6 +315,55 @@ mod tests {
         text.extend_from_slice(b"last");
         expected.push((n + 1, "last".to_string()));
         assert_eq!(all_lines(&text).unwrap(), expected);
+    }
+
+    /// A reader that fails.
+    struct Failing;
+
+    impl Read for Failing {
+        fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+            Err(std::io::Error::other("the disk is on fire"))
+        }
+    }
+
+    #[test]
+    fn the_next_block_read_ahead_is_read_in_its_turn() {
+        // blocks of 4 bytes: "a\nb\n", "cc\n", then the reader's error at line 4
+        std::thread::scope(|s| {
+            let (tx, rx) = std::sync::mpsc::sync_channel(BLOCKS_AHEAD);
+            s.spawn(move || read_blocks(b"a\nb\ncc\n".chain(Failing), "t", 4, &tx));
+            let mut lines = Lines::new(rx, "t");
+            assert!(lines.advance().unwrap());
+            let (block, next) = lines.with_next();
+            assert_eq!((block.len(), block.line(1)), (2, &b"b"[..]));
+            let next = next.unwrap();
+            assert_eq!(
+                (next.len(), next.line(0), next.line_number(0)),
+                (1, &b"cc"[..], 3)
+            );
+            // asked again, the same block ahead; then the lines in order
+            assert_eq!(lines.with_next().1.unwrap().line(0), b"cc");
+            let mut read = Vec::new();
+            let failure = loop {
+                match lines.advance() {
+                    Ok(true) => read.push((lines.line, lines.text().to_string())),
+                    Ok(false) => panic!("the reader's error was lost"),
+                    Err(e) => break e,
+                }
+                if lines.line == 3 {
+                    // only the reader's error is ahead: no block is handed out for it
+                    assert!(lines.with_next().1.is_none());
+                }
+            };
+            assert_eq!(read, [(2, "b".to_string()), (3, "cc".to_string())]);
+            match failure {
+                Error::ModelFormat { line, message, .. } => {
+                    assert_eq!(line, 4);
+                    assert!(message.contains("the disk is on fire"), "{message}");
+                }
+                other => panic!("{other:?}"),
+            }
+        });
     }
 
     #[test]

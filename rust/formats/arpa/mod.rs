@@ -160,14 +160,96 @@ mod tests {
         assert_eq!(scores(&small), scores(&full));
     }
 
-    /// The ARPA text of the model read from `text` in blocks of `block_bytes`, or the line of
-    /// the error.
-    fn read_in_blocks(text: &str, block_bytes: usize) -> std::result::Result<Vec<u8>, usize> {
-        let model = read_arpa_hinted(text.as_bytes(), "t", 1, block_bytes, &Job::none())
+    /// The ARPA text of the model read from `text` in blocks of `block_bytes` with tables sized
+    /// for at most `room` entries at first, and the bytes of its tables' slots (which say where
+    /// each n-gram landed); or the line of the error.
+    fn read_in_blocks(
+        text: &str,
+        block_bytes: usize,
+        room: u64,
+    ) -> std::result::Result<(Vec<u8>, Vec<Vec<u8>>), usize> {
+        let model = read_arpa_hinted(text.as_bytes(), "t", room, block_bytes, &Job::none())
             .map_err(line_of)?;
         let mut out = Vec::new();
         write_arpa_to(&model, &mut out).unwrap();
-        Ok(out)
+        let slots = model
+            .higher
+            .iter()
+            .map(|order| order.table.slot_bytes().to_vec())
+            .collect();
+        Ok((out, slots))
+    }
+
+    /// An ARPA trigram file of `words` words besides the markers, its lines in a shuffled order:
+    /// every 7th word pair is missing, with the triples it is the context of, so that the triples
+    /// it is the suffix of need blank entries.
+    fn shuffled_trigrams(words: u32) -> String {
+        use std::fmt::Write;
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut shuffle = |lines: &mut Vec<String>| {
+            for i in (1..lines.len()).rev() {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                lines.swap(i, (x % (i as u64 + 1)) as usize);
+            }
+        };
+        let pair = |a: u32, b: u32| (a * 31 + b * 17) % 3 == 0;
+        let missing = |a: u32, b: u32| (a * 5 + b) % 7 == 0;
+        let name = |w: u32| format!("w{w}");
+        let mut unigrams: Vec<String> = ["<unk>", "<s>", "</s>"]
+            .iter()
+            .map(|w| format!("-2.5\t{w}\t-0.25"))
+            .collect();
+        unigrams.extend((0..words).map(|w| format!("-2.{w}\t{}\t-0.{w}5", name(w))));
+        let mut bigrams = Vec::new();
+        let mut trigrams = Vec::new();
+        for a in 0..words {
+            for b in (0..words).filter(|&b| pair(a, b)) {
+                if !missing(a, b) {
+                    bigrams.push(format!("-1.{b}\t{} {}\t-0.{a}", name(a), name(b)));
+                    for c in (0..words).filter(|&c| (a + b + c) % 4 == 0) {
+                        trigrams.push(format!("-0.{c}\t{} {} {}", name(a), name(b), name(c)));
+                    }
+                }
+            }
+        }
+        let mut text = format!(
+            "\\data\\\nngram 1={}\nngram 2={}\nngram 3={}\n",
+            unigrams.len(),
+            bigrams.len(),
+            trigrams.len()
+        );
+        for (m, mut lines) in [(1, unigrams), (2, bigrams), (3, trigrams)] {
+            shuffle(&mut lines);
+            write!(text, "\n\\{m}-grams:\n{}\n", lines.join("\n")).unwrap();
+        }
+        text + "\n\\end\\\n"
+    }
+
+    #[test]
+    fn blocks_parsed_while_others_are_added_give_the_same_tables() {
+        let text = shuffled_trigrams(60);
+        for room in [1, 1 << 20] {
+            let (arpa, slots) = read_in_blocks(&text, 1 << 30, room).unwrap();
+            for block_bytes in [64, 333, 1000, 4096] {
+                let (a, s) = read_in_blocks(&text, block_bytes, room).unwrap();
+                assert!(a == arpa, "ARPA text, blocks of {block_bytes}, room {room}");
+                assert!(
+                    s == slots,
+                    "table slots, blocks of {block_bytes}, room {room}"
+                );
+            }
+        }
+        // the file needs blanks, and holds many blocks of each size above
+        let announced: usize = text
+            .lines()
+            .find_map(|l| l.strip_prefix("ngram 2="))
+            .and_then(|c| c.parse().ok())
+            .unwrap();
+        let model = read_arpa_from(text.as_bytes(), "t").unwrap();
+        assert!(model.ngram_counts()[1] > announced + 100);
+        assert!(text.len() > 50 * 4096, "{}", text.len());
     }
 
     #[test]
@@ -197,19 +279,21 @@ mod tests {
             TINY.replace("\\end\\\n", ""),
         ];
         for text in &texts {
-            let whole = read_in_blocks(text, 1 << 20);
-            for block_bytes in 1..=text.len() + 1 {
-                assert_eq!(
-                    read_in_blocks(text, block_bytes),
-                    whole,
-                    "blocks of {block_bytes} bytes, text {text:?}"
-                );
+            for room in [1, 1 << 20] {
+                let whole = read_in_blocks(text, 1 << 20, room);
+                for block_bytes in 1..=text.len() + 1 {
+                    assert_eq!(
+                        read_in_blocks(text, block_bytes, room),
+                        whole,
+                        "blocks of {block_bytes} bytes, room {room}, text {text:?}"
+                    );
+                }
             }
         }
         // a pair of valid texts and the errors were all reached
         let (read, refused): (Vec<_>, Vec<_>) = texts
             .iter()
-            .map(|t| read_in_blocks(t, 1 << 20))
+            .map(|t| read_in_blocks(t, 1 << 20, 1))
             .partition(std::result::Result::is_ok);
         assert_eq!((read.len(), refused.len()), (3, 9));
     }

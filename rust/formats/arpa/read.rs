@@ -3,11 +3,14 @@
 //! A thread of its own reads (and decompresses) the file in blocks of whole lines
 //! ([`super::lines`]). The header and `\end\` are read line by line; the n-grams of a block are
 //! parsed on all cores (fields, floats, word ids, and the lookups of each n-gram's context and
-//! suffix in the orders below, which do not change while a section is read), then added to the
-//! model one by one in file order, so that errors are those of a line-by-line reading, at the
-//! same lines. A missing suffix adds KenLM's blank entries to the orders below, which can move
-//! their entries: from such a line to the end of its block, contexts and suffixes are looked up
-//! again as each n-gram is added.
+//! suffix in the orders below, which do not change while a section is read; each task prefetches
+//! the slots of those lookups a few lines ahead, since the tables are larger than the caches),
+//! then added to the model one by one in file order, so that errors are those of a line-by-line
+//! reading, at the same lines, and every n-gram lands in the slot a line-by-line reading gives
+//! it. While a block's n-grams are added, the next block is parsed beside them (see
+//! [`read_section`] for when). A missing suffix adds KenLM's blank entries to the orders below,
+//! which can move their entries: from such a line to the end of its block, contexts and suffixes
+//! are looked up again as each n-gram is added, and the next block is parsed only after.
 
 use std::f64::consts::LN_10;
 use std::io::{BufRead, Read};
@@ -20,12 +23,12 @@ use crate::corpus::vocab::{Vocab, BOS, EOS, UNK};
 use crate::error::{Error, Result};
 use crate::formats::ln_from_log10;
 use crate::model::{Fallback, Model, OrderTable};
-use crate::ngram::keys::{pack, MAX_ORDER};
-use crate::ngram::probing::ProbingTable;
+use crate::ngram::keys::{find_chain, pack, MAX_ORDER};
+use crate::ngram::probing::{Entry, ProbingTable};
 use crate::util::compressed::open_read;
 use crate::util::job::Job;
 
-use super::lines::{error_at, read_blocks, utf8, Lines, BLOCKS_AHEAD, BLOCK_BYTES};
+use super::lines::{error_at, read_blocks, utf8, Block, Lines, BLOCKS_AHEAD, BLOCK_BYTES};
 use super::word_index::WordIndex;
 use super::UNKNOWN_MISSING_LOG10;
 
@@ -43,8 +46,15 @@ const COMPRESSION_RATIO: u64 = 16;
 /// Lines between the prefetch of an n-gram's slot and its insertion.
 const PREFETCH_AHEAD: usize = 16;
 
-/// Fewest lines parsed by one task: below this, splitting costs more than it saves.
+/// Lines parsed by one task: below this, splitting costs more than it saves.
 const LINES_PER_TASK: usize = 2048;
+
+/// Lines between the prefetch of a line's words and the line's parsing.
+const WORDS_AHEAD: usize = 16;
+
+/// Lines between the prefetch of the slots of a line's context and suffix and the line's
+/// parsing (after its words are prefetched).
+const LOOKUPS_AHEAD: usize = 8;
 
 /// Reads an ARPA file (plain, .gz, .xz or .bz2, detected from its first bytes), reporting
 /// n-grams read to `job` (which can cancel it).
@@ -316,12 +326,119 @@ impl Previous<'_> {
     }
 }
 
+/// What parsing the lines of one section reads of the model: the order of the model, and the
+/// tables of the orders below the section's (which adding the section's n-grams leaves alone,
+/// so that a block can be parsed while the one before it is added).
+struct Below<'a> {
+    order: usize,
+    vocab_len: usize,
+    /// The tables of orders 2 to m-1.
+    higher: &'a [OrderTable],
+}
+
+impl Below<'_> {
+    /// The entry of the n-gram `ids` (of an order below m), as [`Model::find`].
+    fn find(&self, ids: &[u32]) -> Option<u32> {
+        find_chain(ids, self.vocab_len, |k, prefix, w| {
+            self.higher[k - 2].table.find(pack(prefix, w))
+        })
+    }
+
+    /// Asks the CPU to start loading the slots where the context and the suffix of n-gram line
+    /// `raw` of order `m >= 3` are found (their prefixes are looked up): a hint, for lines that
+    /// [`parse_line`] reaches a little later.
+    fn prefetch_lookups(&self, raw: &[u8], m: usize, index: &WordIndex) {
+        let mut ids = [0u32; MAX_ORDER];
+        let mut k = 0;
+        for word in raw_words(raw) {
+            match (ids.get_mut(k), index.get_bytes(word)) {
+                (Some(id), Some(found)) => *id = found,
+                _ => return,
+            }
+            k += 1;
+        }
+        if k != m {
+            return;
+        }
+        for lookup in [&ids[..m - 1], &ids[1..m]] {
+            let (&last, prefix) = lookup.split_last().unwrap_or((&0, &[]));
+            if let Some(entry) = self.find(prefix) {
+                self.higher[lookup.len() - 2]
+                    .table
+                    .prefetch(pack(entry, last));
+            }
+        }
+    }
+}
+
+/// Parses lines `first..` of `block` as lines of the section of order `m`, on all cores, in
+/// tasks of [`LINES_PER_TASK`] lines.
+fn parse_block(
+    block: &Block,
+    first: usize,
+    m: usize,
+    below: &Below,
+    index: &WordIndex,
+) -> Vec<Parsed> {
+    let tasks: Vec<Vec<Parsed>> = (first..block.len())
+        .into_par_iter()
+        .step_by(LINES_PER_TASK)
+        .map(|start| {
+            let end = (start + LINES_PER_TASK).min(block.len());
+            parse_lines(block, start..end, m, below, index)
+        })
+        .collect();
+    tasks.into_iter().flatten().collect()
+}
+
+/// Parses lines `range` of `block` in order (see [`parse_block`]). The lookups of a line miss
+/// the caches (the tables are larger), so its words are prefetched [`WORDS_AHEAD`] lines
+/// earlier, and the slots of its context and suffix [`LOOKUPS_AHEAD`] lines earlier.
+fn parse_lines(
+    block: &Block,
+    range: std::ops::Range<usize>,
+    m: usize,
+    below: &Below,
+    index: &WordIndex,
+) -> Vec<Parsed> {
+    let mut previous = Previous::new(m);
+    let end = range.end;
+    range
+        .map(|i| {
+            if m >= 2 && i + WORDS_AHEAD < end {
+                for word in raw_words(block.line(i + WORDS_AHEAD)) {
+                    index.prefetch(word);
+                }
+            }
+            if m >= 3 && i + LOOKUPS_AHEAD < end {
+                below.prefetch_lookups(block.line(i + LOOKUPS_AHEAD), m, index);
+            }
+            parse_line(block.line(i), m, below, index, &mut previous)
+        })
+        .collect()
+}
+
+/// The words of n-gram line `raw` (between its first and second tab; none without a tab), for
+/// prefetching: the line is checked when it is parsed.
+fn raw_words(raw: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let words = match raw.iter().position(|&b| b == b'\t') {
+        Some(tab) => {
+            let rest = &raw[tab + 1..];
+            &rest[..rest.iter().position(|&b| b == b'\t').unwrap_or(rest.len())]
+        }
+        None => &[],
+    };
+    words
+        .split(u8::is_ascii_whitespace)
+        .filter(|word| !word.is_empty())
+}
+
 /// Parses line `raw` of the section of order `m`, looking words up in `index`, context and
-/// suffix in `model` (which holds the orders below), unless `previous` has them.
+/// suffix in `below`, unless `previous` has them.
 fn parse_line<'a>(
     raw: &'a [u8],
     m: usize,
-    model: &Model,
+    below: &Below,
     index: &WordIndex,
     previous: &mut Previous<'a>,
 ) -> Parsed {
@@ -332,14 +449,14 @@ fn parse_line<'a>(
     if is_blank(text) || text.starts_with('\\') {
         return Parsed::End;
     }
-    Parsed::NGram(parse_fields(text, m, model, index, previous))
+    Parsed::NGram(parse_fields(text, m, below, index, previous))
 }
 
 /// [`parse_line`] for an n-gram line.
 fn parse_fields<'a>(
     text: &'a str,
     m: usize,
-    model: &Model,
+    below: &Below,
     index: &WordIndex,
     previous: &mut Previous<'a>,
 ) -> std::result::Result<Fields, String> {
@@ -358,7 +475,7 @@ fn parse_fields<'a>(
             _ => return Err(format!("bad log10 backoff {}", quote(b))),
         },
     };
-    if m == model.order && weight != 0.0 {
+    if m == below.order && weight != 0.0 {
         return Err(format!(
             "non-zero backoff {} on an n-gram of the highest order",
             quote(backoff.unwrap_or(""))
@@ -387,14 +504,14 @@ fn parse_fields<'a>(
         fields.context = if same(0..m - 1) {
             previous.context
         } else {
-            model.find(&ids[..m - 1])
+            below.find(&ids[..m - 1])
         };
         fields.word = ids[m - 1];
         fields.suffix_known = m < 3
             || if same(1..m) {
                 previous.suffix_known
             } else {
-                model.find(&ids[1..]).is_some()
+                below.find(&ids[1..]).is_some()
             };
         for (j, w) in words.split_ascii_whitespace().enumerate() {
             previous.words[j] = w;
@@ -417,9 +534,25 @@ fn word_id(index: &WordIndex, w: &str) -> std::result::Result<u32, String> {
     })
 }
 
+/// The section being read, for [`add_lines`].
+struct Section<'a> {
+    path: &'a str,
+    /// Its order.
+    m: usize,
+    /// The n-grams the header announces.
+    expected: u64,
+}
+
 /// Reads the n-gram lines of the section of order `m` (which must hold `expected` of them) into
-/// `model` (words looked up in `index`), a block at a time, reporting them to `job`; stops before the line that ends the
-/// section (read again by [`Lines::advance`]).
+/// `model` (words looked up in `index`), a block at a time, reporting them to `job`; stops before
+/// the line that ends the section (read again by [`Lines::advance`]).
+///
+/// Each block is parsed on all cores, then its n-grams are added one by one in file order. While
+/// they are, the next block is parsed beside them, unless the section ends in the block or adding
+/// it may change the orders below m, which parsing reads: unigrams never do; a higher order's
+/// block does when a line needs blank suffixes, or when its table might grow (which renumbers
+/// nothing below m but is left to [`Model::insert_ngram`]). Each table therefore gets the same
+/// insertions in the same order as from a line-by-line reading, and so the same slots.
 fn read_section(
     lines: &mut Lines,
     model: &mut Model,
@@ -428,8 +561,14 @@ fn read_section(
     expected: u64,
     job: &Job,
 ) -> Result<()> {
-    let path = lines.path();
+    let section = Section {
+        path: lines.path(),
+        m,
+        expected,
+    };
     let mut seen: u64 = 0;
+    // the current block's lines, parsed while the block before was added
+    let mut parsed_ahead: Option<Vec<Parsed>> = None;
     loop {
         let Some((block, first)) = lines.pending()? else {
             return Err(lines.fail(format!(
@@ -437,49 +576,18 @@ fn read_section(
                  announced (truncated?)"
             )));
         };
-        let parsed: Vec<Parsed> = (first..block.len())
-            .into_par_iter()
-            .with_min_len(LINES_PER_TASK)
-            .map_init(
-                || Previous::new(m),
-                |previous, i| parse_line(block.line(i), m, model, index, previous),
-            )
-            .collect();
-        // once a blank entry is added, the lookups made while parsing may be stale
-        let mut blanks_added = false;
-        let mut read = 0;
-        let mut ended = false;
-        for k in 0..parsed.len() {
-            if let Some(ahead) = parsed.get(k + PREFETCH_AHEAD) {
-                prefetch_slot(model, m, ahead);
-            }
-            let i = first + k;
-            let fail = |message: &String| error_at(path, block.line_number(i), message.clone());
-            let fields = match &parsed[k] {
-                Parsed::NotUtf8(message) => return Err(fail(message)),
-                Parsed::End => {
-                    ended = true;
-                    break;
-                }
-                Parsed::NGram(fields) => fields,
-            };
-            if seen == expected {
-                return Err(fail(&format!(
-                    "\\{m}-grams: holds more n-grams than the {expected} announced in the header"
-                )));
-            }
-            let fields = fields.as_ref().map_err(fail)?;
-            // (checked UTF-8 by parse_line)
-            let text = std::str::from_utf8(block.line(i)).unwrap_or("");
-            if m == 1 {
-                add_unigram(model, text, fields)
-            } else {
-                add_ngram(model, index, m, text, fields, &mut blanks_added)
-            }
-            .map_err(|message| fail(&message))?;
-            seen += 1;
-            read += 1;
-        }
+        let parsed = parsed_ahead.take().unwrap_or_else(|| {
+            let below = below_of(model, &model.higher[..m.max(2) - 2]);
+            parse_block(block, first, m, &below, index)
+        });
+        let (block, next) = lines.with_next();
+        let batch = Batch {
+            block,
+            first,
+            parsed: &parsed,
+        };
+        let (read, ended, ahead) = add_block(model, index, &batch, next, &section, &mut seen)?;
+        parsed_ahead = ahead;
         if ended {
             // the line that ends the section becomes the current line, to be read again
             lines.skip(read + 1);
@@ -499,15 +607,157 @@ fn read_section(
     }
 }
 
-/// Asks the CPU to load the slot of order `m`'s table where the n-gram of `parsed` goes: the
-/// table is larger than the caches, and the n-gram is added a few lines later.
-fn prefetch_slot(model: &Model, m: usize, parsed: &Parsed) {
-    if let (true, Parsed::NGram(Ok(fields))) = (m >= 2, parsed) {
-        if let Some(context) = fields.context {
-            model.higher[m - 2]
-                .table
-                .prefetch(pack(context, fields.word));
+/// Adds the n-grams of `batch` (lines of `section`, whose n-grams so far `seen` counts) to
+/// `model`, parsing the block `next` beside them when adding leaves alone what parsing reads
+/// (see [`read_section`]) and the section does not end in `batch`: the lines added, whether the
+/// section ended, and the parse of `next` if it was parsed.
+fn add_block(
+    model: &mut Model,
+    index: &WordIndex,
+    batch: &Batch,
+    next: Option<&Block>,
+    section: &Section,
+    seen: &mut u64,
+) -> Result<(usize, bool, Option<Vec<Parsed>>)> {
+    let m = section.m;
+    let parsed = batch.parsed;
+    let next = next.filter(|_| !parsed.iter().any(|p| matches!(p, Parsed::End)));
+    if m == 1 {
+        // (parsing unigrams reads nothing of the model)
+        let below = below_of(model, &[]);
+        let (added, ahead) = rayon::join(
+            || {
+                add_lines(batch, section, seen, |text, f, _| {
+                    add_unigram(model, text, f)
+                })
+            },
+            || next.map(|b| parse_block(b, 0, m, &below, index)),
+        );
+        return added.map(|(read, ended)| (read, ended, ahead));
+    }
+    if needs_no_blanks(parsed) && model.higher[m - 2].table.has_room_for(parsed.len()) {
+        let order = model.order;
+        let vocab_len = model.vocab.len();
+        let (lower, rest) = model.higher.split_at_mut(m - 2);
+        let below = Below {
+            order,
+            vocab_len,
+            higher: lower,
+        };
+        let table = &mut rest[0].table;
+        let (added, ahead) = rayon::join(
+            || {
+                add_lines(batch, section, seen, |text, f, ahead| {
+                    prefetch_slot(table, ahead);
+                    insert_parsed(table, m, order, text, f)
+                })
+            },
+            || next.map(|b| parse_block(b, 0, m, &below, index)),
+        );
+        return added.map(|(read, ended)| (read, ended, ahead));
+    }
+    let mut blanks_added = false;
+    let (read, ended) = add_lines(batch, section, seen, |text, f, ahead| {
+        prefetch_slot(&model.higher[m - 2].table, ahead);
+        add_ngram(model, index, m, text, f, &mut blanks_added)
+    })?;
+    Ok((read, ended, None))
+}
+
+/// What parsing reads of `model`: its order, its vocabulary's size and the tables `higher` (of
+/// orders 2 to m-1 for a section of order m).
+fn below_of<'a>(model: &Model, higher: &'a [OrderTable]) -> Below<'a> {
+    Below {
+        order: model.order,
+        vocab_len: model.vocab.len(),
+        higher,
+    }
+}
+
+/// Whether no line of `parsed` up to the end of the section has a suffix missing from the
+/// orders below (whose blank entries would change those orders).
+fn needs_no_blanks(parsed: &[Parsed]) -> bool {
+    parsed
+        .iter()
+        .take_while(|p| !matches!(p, Parsed::End))
+        .all(|p| !matches!(p, Parsed::NGram(Ok(fields)) if !fields.suffix_known))
+}
+
+/// The lines of a block from `first` on, and their parse.
+struct Batch<'a> {
+    block: &'a Block,
+    first: usize,
+    parsed: &'a [Parsed],
+}
+
+/// Adds the n-grams of `batch` to the section with `add` (given each line, its fields and the
+/// parse of the line [`PREFETCH_AHEAD`] lines on), in file order, up to the end of the section or
+/// the first error (at its line); `seen` counts the section's n-grams. The lines added, and
+/// whether the section ended in the block.
+fn add_lines(
+    batch: &Batch,
+    section: &Section,
+    seen: &mut u64,
+    mut add: impl FnMut(&str, &Fields, Option<&Parsed>) -> std::result::Result<(), String>,
+) -> Result<(usize, bool)> {
+    let Section { path, m, expected } = *section;
+    for (k, parsed) in batch.parsed.iter().enumerate() {
+        let i = batch.first + k;
+        let fail = |message: &String| error_at(path, batch.block.line_number(i), message.clone());
+        let fields = match parsed {
+            Parsed::NotUtf8(message) => return Err(fail(message)),
+            Parsed::End => return Ok((k, true)),
+            Parsed::NGram(fields) => fields,
+        };
+        if *seen == expected {
+            return Err(fail(&format!(
+                "\\{m}-grams: holds more n-grams than the {expected} announced in the header"
+            )));
         }
+        let fields = fields.as_ref().map_err(fail)?;
+        // (checked UTF-8 by parse_line)
+        let text = std::str::from_utf8(batch.block.line(i)).unwrap_or("");
+        add(text, fields, batch.parsed.get(k + PREFETCH_AHEAD))
+            .map_err(|message| fail(&message))?;
+        *seen += 1;
+    }
+    Ok((batch.parsed.len(), false))
+}
+
+/// Asks the CPU to load the slot of `table` where the n-gram of `parsed` (if any) goes: the
+/// table is larger than the caches, and the n-gram is added a few lines later.
+fn prefetch_slot(table: &ProbingTable, parsed: Option<&Parsed>) {
+    if let Some(Parsed::NGram(Ok(Fields {
+        context: Some(context),
+        word,
+        ..
+    }))) = parsed
+    {
+        table.prefetch(pack(*context, *word));
+    }
+}
+
+/// Inserts the n-gram of line `text` of order `m >= 2` (of a model of order `order`) into its
+/// order's `table` (which has room) with the lookups made while parsing (its suffix is known),
+/// as [`Model::insert_ngram`] does.
+fn insert_parsed(
+    table: &mut ProbingTable,
+    m: usize,
+    order: usize,
+    text: &str,
+    fields: &Fields,
+) -> std::result::Result<(), String> {
+    let context = fields
+        .context
+        .ok_or_else(|| missing_context(m, words_of(text, m)))?;
+    let weight = if m < order { fields.weight } else { 0.0 };
+    let entry = Entry {
+        logp: fields.logp,
+        weight,
+    };
+    match table.insert_new(pack(context, fields.word), entry) {
+        Some(_) => Ok(()),
+        None => Err(duplicate(m, text)),
     }
 }
 
@@ -557,8 +807,13 @@ fn add_ngram(
     if model.insert_ngram(m, context, fields.word, fields.logp, fields.weight) {
         Ok(())
     } else {
-        Err(format!("duplicate {m}-gram {}", quote(words_of(text, m))))
+        Err(duplicate(m, text))
     }
+}
+
+/// The message for a second line `text` of order `m` with the words of an earlier one.
+fn duplicate(m: usize, text: &str) -> String {
+    format!("duplicate {m}-gram {}", quote(words_of(text, m)))
 }
 
 /// Looks up the context of the n-gram `words` of order `m` and adds the blank entries its suffix

@@ -8,7 +8,7 @@ use hashbrown::HashMap;
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::corpus::vocab::Vocab;
-use crate::ngram::keys::NONE;
+use crate::ngram::keys::{prefetch, NONE};
 
 /// Words up to this many bytes are kept in their slot.
 const INLINE: usize = 19;
@@ -70,9 +70,19 @@ impl WordIndex {
         (hash as usize) & (self.slots.len() - 1)
     }
 
+    /// Asks the CPU to start loading the slot where `word` is looked up first (a hint: the
+    /// reader issues it some lines ahead of the lookup).
+    pub fn prefetch(&self, word: &[u8]) {
+        prefetch(&self.slots[self.home(xxh3_64(word))]);
+    }
+
     /// The id of `word`, if it is in the vocabulary.
     pub fn get(&self, word: &str) -> Option<u32> {
-        let word = word.as_bytes();
+        self.get_bytes(word.as_bytes())
+    }
+
+    /// [`WordIndex::get`] for a word given as bytes.
+    pub fn get_bytes(&self, word: &[u8]) -> Option<u32> {
         let hash = xxh3_64(word);
         let mut i = self.home(hash);
         loop {
@@ -113,6 +123,7 @@ mod tests {
         let index = WordIndex::new(&vocab);
         for id in 0..vocab.len() as u32 {
             assert_eq!(index.get(vocab.word(id)), Some(id));
+            index.prefetch(vocab.word(id).as_bytes());
         }
         let absent = [
             "",
