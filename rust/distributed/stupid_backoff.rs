@@ -11,8 +11,9 @@ use super::interpolate::unigram_counts;
 use super::{adjusted_path, merge_each, read_vocab};
 use crate::corpus::vocab;
 use crate::error::{Error, Result};
+use crate::estimate::{fallback_of, Smoothing};
 use crate::formats::binary::SortedOrder;
-use crate::model::{Fallback, Model};
+use crate::model::Model;
 use crate::ngram::probing::Entry;
 use crate::util::job::Job;
 use crate::util::spill::{KeyOrder, Layout};
@@ -58,18 +59,20 @@ pub fn stupid_backoff_model(
             }
         })
         .collect();
+    let smoothing = Smoothing::StupidBackoff { alpha };
+    let (fallback, missing_weight) = fallback_of(&smoothing, vocab.len() as f64);
     let mut model = Model {
         order,
         bos_eos: true,
         unigram_logp,
-        unigram_weight: vec![alpha.ln(); vocab.len()],
+        unigram_weight: vec![missing_weight; vocab.len()],
         vocab,
         unigram_counts,
         higher: Vec::with_capacity(order - 1),
-        fallback: Fallback::Chain,
-        missing_weight: alpha.ln(),
-        normalized: false,
-        smoothing: "stupid_backoff".to_string(),
+        fallback,
+        missing_weight,
+        normalized: smoothing.is_normalized(),
+        smoothing: smoothing.name().to_string(),
         discounts: Vec::new(),
     };
     task.stage("stupid backoff", ngram_counts[1..].iter().sum())?;

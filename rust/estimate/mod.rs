@@ -231,14 +231,14 @@ pub fn estimate(
         higher,
         fallback,
         missing_weight,
-        normalized: !matches!(smoothing, Smoothing::StupidBackoff { .. }),
+        normalized: smoothing.is_normalized(),
         smoothing: smoothing.name().to_string(),
         discounts,
     })
 }
 
 /// How a model of `smoothing` scores unstored n-grams, and the ln weight of an unseen context.
-fn fallback_of(smoothing: &Smoothing, vocab_size: f64) -> (Fallback, f64) {
+pub(crate) fn fallback_of(smoothing: &Smoothing, vocab_size: f64) -> (Fallback, f64) {
     match smoothing {
         Smoothing::Mle => (Fallback::Flat, f64::NEG_INFINITY),
         Smoothing::Additive { .. } => (Fallback::Flat, -(vocab_size.ln())),

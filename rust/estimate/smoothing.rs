@@ -183,6 +183,12 @@ impl Smoothing {
         )
     }
 
+    /// Whether the estimator's scores are probabilities (sum to 1 over the vocabulary in every
+    /// context); stupid backoff's are scores only.
+    pub fn is_normalized(&self) -> bool {
+        !matches!(self, Smoothing::StupidBackoff { .. })
+    }
+
     /// Whether the estimator discounts counts (and so has discounts to report).
     pub fn is_discounted(&self) -> bool {
         matches!(
