@@ -52,7 +52,7 @@ mod tests {
     use crate::model::Model;
     use crate::ngram::keys::key_word;
     use crate::util::job::Job;
-    use std::path::PathBuf;
+    use std::path::{Path, PathBuf};
 
     const TEXT: &str = "a b c a b\nb c d a\na a b c d e\nc d e f\nb c a d\n";
 
@@ -72,10 +72,27 @@ mod tests {
         .unwrap()
     }
 
-    fn dir() -> PathBuf {
-        let d = std::env::temp_dir().join(format!("fastppl-binary-{}", std::process::id()));
+    /// A test's own scratch directory, removed with everything in it when the test ends.
+    struct Scratch(PathBuf);
+
+    impl std::ops::Deref for Scratch {
+        type Target = Path;
+        fn deref(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    /// A fresh scratch directory named after `test` (tests run in parallel in one process).
+    fn dir(test: &str) -> Scratch {
+        let d = std::env::temp_dir().join(format!("fastppl-binary-{}-{test}", std::process::id()));
         std::fs::create_dir_all(&d).unwrap();
-        d
+        Scratch(d)
     }
 
     fn scores(m: &Model) -> Vec<u64> {
@@ -115,7 +132,7 @@ mod tests {
 
     #[test]
     fn round_trips_every_estimator() {
-        let d = dir();
+        let d = dir("round-trips");
         let cases = [
             (
                 3,
@@ -154,7 +171,7 @@ mod tests {
 
     #[test]
     fn a_mapped_table_copies_itself_when_written() {
-        let d = dir();
+        let d = dir("copy-on-write");
         let m = fitted(2, Smoothing::Mle, true);
         let path = d.join("cow.fppl");
         save(&m, &path, &Job::none()).unwrap();
@@ -170,7 +187,8 @@ mod tests {
     }
 
     fn expect_error(bytes: &[u8], name: &str, verify: bool) -> String {
-        let path = dir().join(name);
+        let d = dir(&format!("error-{name}"));
+        let path = d.join(name);
         std::fs::write(&path, bytes).unwrap();
         match load(&path, verify, true, &Job::none()) {
             Err(Error::BinaryFormat { message, .. }) => message,
@@ -181,7 +199,7 @@ mod tests {
 
     #[test]
     fn rejects_bad_files_without_panicking() {
-        let d = dir();
+        let d = dir("bad-files");
         let m = fitted(
             3,
             Smoothing::ModifiedKneserNey {
@@ -224,16 +242,15 @@ mod tests {
     fn load_bytes(bytes: &[u8], verify: bool) -> Result<Model> {
         static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let path = dir().join(format!("bytes-{n}"));
+        let d = dir(&format!("bytes-{n}"));
+        let path = d.join("model.fppl");
         std::fs::write(&path, bytes).unwrap();
-        let out = load(&path, verify, true, &Job::none());
-        let _ = std::fs::remove_file(&path);
-        out
+        load(&path, verify, true, &Job::none())
     }
 
     #[test]
     fn checks_slots_when_verifying() {
-        let d = dir();
+        let d = dir("slots");
         let m = fitted(3, Smoothing::KneserNey { discount: 0.5 }, true);
         let path = d.join("slots.fppl");
         save(&m, &path, &Job::none()).unwrap();
@@ -261,7 +278,7 @@ mod tests {
 
     #[test]
     fn a_directory_and_a_missing_file_are_errors() {
-        let d = dir();
+        let d = dir("directory");
         assert!(matches!(
             load(&d, true, true, &Job::none()),
             Err(Error::BinaryFormat { .. })
