@@ -112,51 +112,44 @@ def median_of(runs: list[dict], key: str) -> float:
     return statistics.median(r[key] for r in runs)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--kenlm-bin", type=Path, required=True)
-    ap.add_argument("--order", type=int, default=5)
-    ap.add_argument("--memory", default="8G", help="lmplz -S, and fastppl train_arpa's memory")
-    ap.add_argument("--repeats", type=int, default=1)
-    ap.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "fastppl-kenlm")
-    ap.add_argument("--json", type=Path)
-    args = ap.parse_args()
-    work = args.workdir
-    work.mkdir(parents=True, exist_ok=True)
-    text = work / "gutenberg.txt"
-    if not text.exists():
-        with open(text, "wb") as out:
-            for shard in GUTENBERG:
-                with lzma.open(shard) as f:
-                    out.write(f.read())
-    test = work / "gutenberg-00.txt"  # scoring input: the first shard (~11 M tokens)
-    if not test.exists():
-        with lzma.open(GUTENBERG[0]) as f:
-            test.write_bytes(f.read())
-    bin_ = args.kenlm_bin
-    results: dict = {"uptime": os.getloadavg()}
+def estimate(args: argparse.Namespace, text: Path) -> dict:
+    """lmplz, fastppl's in-memory fit and its budgeted train on `text`: times and peaks."""
+    work, py, bin_ = args.workdir, sys.executable, args.kenlm_bin
 
     def lmplz(order: int, arpa: Path) -> list[str]:
         """lmplz's command line for an order-`order` model of `text` written to `arpa`."""
         return [str(bin_ / "lmplz"), "-o", str(order), "-S", args.memory, "-T", str(work),
                 "--text", str(text), "--arpa", str(arpa)]  # fmt: skip
 
-    py = sys.executable
-
-    # 1. estimation, order N, same text
     lm = [timed(lmplz(args.order, work / f"kenlm.o{args.order}.arpa")) for _ in range(args.repeats)]
     fp = [
         timed(
-            [py, "-c", FIT, str(text), str(args.order), str(work / f"fastppl.o{args.order}.arpa")]
+            [
+                py,
+                "-c",
+                FIT,
+                str(text),
+                str(args.order),
+                str(work / f"fastppl.o{args.order}.arpa"),
+            ]
         )
         for _ in range(args.repeats)
     ]
     phases = [json.loads(r["stdout"]) for r in fp]
     budget_arpa = work / f"fastppl-budget.o{args.order}.arpa"
-    train = [py, "-c", TRAIN, str(text), str(args.order), str(budget_arpa), args.memory, str(work)]
+    train = [
+        py,
+        "-c",
+        TRAIN,
+        str(text),
+        str(args.order),
+        str(budget_arpa),
+        args.memory,
+        str(work),
+    ]
     budget = [timed(train) for _ in range(args.repeats)]
     budget_phases = [json.loads(r["stdout"]) for r in budget]
-    results["estimate"] = {
+    return {
         "lmplz_seconds": median_of(lm, "seconds"),
         "lmplz_peak_mb": median_of(lm, "peak_mb"),
         "fastppl_seconds": median_of(fp, "seconds"),
@@ -166,8 +159,13 @@ def main() -> None:
         "fastppl_budget_peak_mb": median_of(budget, "peak_mb"),
         "fastppl_budget_phases": budget_phases[0],
     }
-    # 2. scoring with lmplz's model of step 1: query on its probing binary against fastppl on the
-    # same model (read from lmplz's ARPA once, saved in fastppl's format, loaded by each run)
+
+
+def score(args: argparse.Namespace, test: Path) -> dict:
+    """build_binary + query against from_arpa + evaluate on lmplz's model, scoring `test`."""
+    work, py, bin_ = args.workdir, sys.executable, args.kenlm_bin
+    # lmplz's model of the estimation: query on its probing binary against fastppl on the same
+    # model (read from lmplz's ARPA once, saved in fastppl's format, loaded by each run)
     arpa = work / f"kenlm.o{args.order}.arpa"
     binary = work / f"kenlm.o{args.order}.probing"
     build = timed([str(bin_ / "build_binary"), "probing", str(arpa), str(binary)])
@@ -182,7 +180,7 @@ def main() -> None:
     convert = json.loads(timed([py, "-c", CONVERT, str(arpa), str(fppl)])["stdout"])
 
     def fastppl_score(mode: str, threads: str | None) -> list[dict]:
-        """Three runs of EVAL with the model read (`mode="read"`) or mapped, on 1 or all cores."""
+        """Three runs of EVAL, the model read (`mode="read"`) or mapped, on 1 or all cores."""
         env = {"RAYON_NUM_THREADS": threads} if threads else None
         cmd = [py, "-c", EVAL, str(fppl), str(test), mode]
         return [json.loads(timed(cmd, env=env)["stdout"]) for _ in range(3)]
@@ -195,7 +193,7 @@ def main() -> None:
     kenlm_ppl = float(re.search(r"Perplexity including OOVs:\s+([\d.]+)", query[0]["stdout"])[1])
     tokens = runs["read", None][0]["tokens"]
     query_s = median_of(query, "seconds") - median_of(empty, "seconds")
-    results["score"] = {
+    return {
         "order": args.order,
         "tokens": tokens,
         "kenlm_perplexity": kenlm_ppl,
@@ -214,8 +212,10 @@ def main() -> None:
         "fastppl_load_read_seconds": statistics.median(r["load"] for r in runs["read", "1"]),
         "fastppl_load_map_seconds": statistics.median(r["load"] for r in runs["map", "1"]),
     }
-    e, s = results["estimate"], results["score"]
-    print(f"load average at start: {results['uptime']}")
+
+
+def report_estimate(e: dict, args: argparse.Namespace, text: Path) -> None:
+    """Prints the estimation figures of `estimate` with their goals."""
     print(f"estimation, order {args.order}, {text} :")
     print(f"  lmplz -S {args.memory}: {e['lmplz_seconds']:.1f} s, {e['lmplz_peak_mb']:.0f} MB peak")
     print(
@@ -232,12 +232,17 @@ def main() -> None:
         f"  fastppl train_arpa(memory={args.memory!r}): {e['fastppl_budget_seconds']:.1f} s, "
         f"{e['fastppl_budget_peak_mb']:.0f} MB peak (read {b['read']:.1f} s, count, estimate "
         f"and write ARPA {b['train']:.1f} s; {b['runs']} runs, "
-        f"{b['spilled_bytes'] / 2**30:.1f} GiB through {work})"
+        f"{b['spilled_bytes'] / 2**30:.1f} GiB through {args.workdir})"
     )
     print(
-        f"  => time {e['fastppl_budget_seconds'] / e['lmplz_seconds']:.2f}x lmplz (goal <= 0.5), "
+        f"  => time {e['fastppl_budget_seconds'] / e['lmplz_seconds']:.2f}x lmplz "
+        "(goal <= 0.5), "
         f"memory {e['fastppl_budget_peak_mb'] / e['lmplz_peak_mb']:.2f}x (goal <= 1)"
     )
+
+
+def report_score(s: dict, args: argparse.Namespace) -> None:
+    """Prints the scoring figures of `score` with their goals."""
     q = s["query_tokens_per_second"]
     print(f"scoring {s['tokens']:,} tokens with lmplz's order-{args.order} model:")
     print(f"  query (probing binary, 1 thread): {q / 1e6:.2f} M tok/s")
@@ -256,6 +261,48 @@ def main() -> None:
         f"({s['fastppl_from_arpa_mb_per_second']:.0f} MB/s), its file loaded: read "
         f"{s['fastppl_load_read_seconds']:.1f} s, mapped {s['fastppl_load_map_seconds']:.2f} s"
     )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--kenlm-bin", type=Path, required=True)
+    ap.add_argument("--order", type=int, default=5)
+    ap.add_argument("--memory", default="8G", help="lmplz -S, and fastppl train_arpa's memory")
+    ap.add_argument("--repeats", type=int, default=1)
+    ap.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "fastppl-kenlm")
+    ap.add_argument("--json", type=Path)
+    ap.add_argument(
+        "--parts",
+        default="estimate,score",
+        help="what to run: estimate (lmplz, train -S, fit), score (build_binary, from_arpa, "
+        "query vs evaluate; needs lmplz's ARPA of an earlier estimate run in --workdir)",
+    )
+    args = ap.parse_args()
+    parts = set(args.parts.split(","))
+    if not parts or parts - {"estimate", "score"}:
+        ap.error(f"--parts: a comma-separated subset of estimate,score, not {args.parts!r}")
+    work = args.workdir
+    work.mkdir(parents=True, exist_ok=True)
+    text = work / "gutenberg.txt"
+    if not text.exists():
+        with open(text, "wb") as out:
+            for shard in GUTENBERG:
+                with lzma.open(shard) as f:
+                    out.write(f.read())
+    test = work / "gutenberg-00.txt"  # scoring input: the first shard (~11 M tokens)
+    if not test.exists():
+        with lzma.open(GUTENBERG[0]) as f:
+            test.write_bytes(f.read())
+    results: dict = {"uptime": os.getloadavg()}
+    if "estimate" in parts:
+        results["estimate"] = estimate(args, text)
+    if "score" in parts:
+        results["score"] = score(args, test)
+    print(f"load average at start: {results['uptime']}")
+    if "estimate" in parts:
+        report_estimate(results["estimate"], args, text)
+    if "score" in parts:
+        report_score(results["score"], args)
     if args.json:
         args.json.write_text(json.dumps(results, indent=2, default=str))
 
