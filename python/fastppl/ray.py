@@ -211,11 +211,16 @@ def _save_binary_task(arpa: str, path: str) -> None:
     NGramModel.from_arpa(arpa).save(path)
 
 
+def _threads(num_cpus: float) -> str:
+    """Rust threads for a task or actor that reserves `num_cpus` CPUs (at least one)."""
+    return str(max(1, int(num_cpus)))
+
+
 def _with_threads(options: dict[str, Any]) -> dict[str, Any]:
-    """Ray task or actor options that also cap the Rust thread pool of its worker at the CPUs
-    it reserves (``num_cpus``), so that tasks side by side do not oversubscribe a node."""
+    """Ray task options that also cap the Rust thread pool of its worker at the CPUs it reserves
+    (``num_cpus``), so that tasks side by side do not oversubscribe a node."""
     runtime_env = dict(options.get("runtime_env") or {})
-    env_vars = {"RAYON_NUM_THREADS": str(max(1, int(options.get("num_cpus", 1))))}
+    env_vars = {"RAYON_NUM_THREADS": _threads(options.get("num_cpus", 1))}
     runtime_env["env_vars"] = {**env_vars, **runtime_env.get("env_vars", {})}
     return {**options, "runtime_env": runtime_env}
 
@@ -516,7 +521,15 @@ def _load_verified_once(path: str, verified: _FileToken) -> NGramModel:
 
 class _Scorer:
     """A Ray Data actor: the model mapped once, then each batch of texts read and scored in one
-    Rust call with the GIL released (`NGramModel.evaluate_texts`)."""
+    Rust call with the GIL released (`NGramModel.evaluate_texts`).
+
+    Its Rust threads are capped at `threads` by ``RAYON_NUM_THREADS``, set here, before the
+    actor's first Rust call starts the thread pool, rather than by a ``runtime_env``: a runtime
+    environment of its own would keep Ray from giving the actor an idle worker of the job and
+    start a new process for it through the runtime-environment agent, which made the fixed cost
+    of `score` about 0.5-1 s longer (see the README). The cap holds in any process that has
+    not run fastppl's threads yet, as an actor's worker has not (a worker that ran tasks using
+    them would keep the pool it made)."""
 
     def __init__(
         self,
@@ -526,7 +539,9 @@ class _Scorer:
         text_options: dict[str, Any],
         names: tuple[str, str, str],
         verified: _FileToken,
+        threads: str = "1",
     ) -> None:
+        os.environ["RAYON_NUM_THREADS"] = threads
         self.model = _load_verified_once(model_path, verified)
         self.column, self.oov, self.text_options, self.names = column, oov, text_options, names
 
@@ -581,7 +596,10 @@ def score(
     (`NGramModel.evaluate_texts`); the numbers are those of ``NGramModel.evaluate`` on each
     document (``nan`` perplexity for a document with no counted token, as there). Ray Data
     hands whole blocks to actors: give the dataset at least as many blocks as actors
-    (``dataset.repartition(n)``), or some actors wait.
+    (``dataset.repartition(n)``), or some actors wait. A dataset still to be read
+    (``read_json`` ...) needs CPUs for its read tasks beside the actors' ``concurrency *
+    num_cpus``: where the actors take every CPU of the cluster, the reads wait for one (Ray
+    Data warns that the job will hang); materialize it first, or leave CPUs free.
 
     Args:
         model_path: the binary model file.
@@ -624,9 +642,17 @@ def score(
     verified = _verify(path)
     return dataset.map_batches(
         _Scorer,
-        fn_constructor_args=(path, text_column, oov, text_options, columns, verified),
+        fn_constructor_args=(
+            path,
+            text_column,
+            oov,
+            text_options,
+            columns,
+            verified,
+            _threads(num_cpus),
+        ),
         batch_size=batch_size,
         batch_format="pyarrow",
         compute=ray.data.ActorPoolStrategy(size=concurrency),
-        **_with_threads({"num_cpus": num_cpus}),
+        num_cpus=num_cpus,
     )
