@@ -519,6 +519,21 @@ def _load_verified_once(path: str, verified: _FileToken) -> NGramModel:
     return NGramModel.load(path)
 
 
+def _check_room_for_reads(dataset: ray.data.Dataset, actor_cpus: float) -> None:
+    """Refuses a dataset still to be read or transformed when the scoring actors would take
+    every CPU of the cluster: its tasks would wait for a CPU forever (Ray Data only warns)."""
+    from ray.data.dataset import MaterializedDataset
+
+    cpus = ray.cluster_resources().get("CPU", 0.0)
+    if not isinstance(dataset, MaterializedDataset) and actor_cpus >= cpus:
+        raise InvalidArgumentError(
+            f"the scoring actors (concurrency * num_cpus = {actor_cpus:g}) would take all "
+            f"{cpus:g} CPUs of the cluster, and the dataset still has tasks to run (reading or "
+            "transforming it) that need one: it would never finish; materialize it first "
+            "(dataset.materialize()) or use fewer actors"
+        )
+
+
 class _Scorer:
     """A Ray Data actor: the model mapped once, then each batch of texts read and scored in one
     Rust call with the GIL released (`NGramModel.evaluate_texts`).
@@ -598,8 +613,9 @@ def score(
     hands whole blocks to actors: give the dataset at least as many blocks as actors
     (``dataset.repartition(n)``), or some actors wait. A dataset still to be read
     (``read_json`` ...) needs CPUs for its read tasks beside the actors' ``concurrency *
-    num_cpus``: where the actors take every CPU of the cluster, the reads wait for one (Ray
-    Data warns that the job will hang); materialize it first, or leave CPUs free.
+    num_cpus``: where the actors would take every CPU of the cluster, the reads would wait for
+    one forever, so `score` refuses such a dataset with `InvalidArgumentError`: materialize it
+    first (``dataset.materialize()``), or leave CPUs free.
 
     Args:
         model_path: the binary model file.
@@ -629,6 +645,7 @@ def score(
     """
     if len(columns) != 3 or len(set(columns)) != 3:
         raise InvalidArgumentError(f"columns must be three distinct names, got {columns!r}")
+    _check_room_for_reads(dataset, concurrency * num_cpus)
     text_options = {
         "tokenizer": tokenizer,
         "sentences": sentences,

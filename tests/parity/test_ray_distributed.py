@@ -367,6 +367,23 @@ def test_score_rejects_a_missing_model_or_column(cluster, tmp_path):
         fray.score(path, ds, tokenizer="whitespace", concurrency=1).take_all()
 
 
+def test_score_refuses_a_lazy_dataset_when_actors_take_every_cpu(cluster, tmp_path):
+    # the read tasks of a lazy dataset need a CPU beside the actors: with both CPUs taken by
+    # actors they would wait forever (the job hung before this check)
+    path = tmp_path / "m.fppl"
+    NGramModel.fit(Corpus.from_sentences([["a", "b"]]), order=2, smoothing="witten_bell").save(path)
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text('{"text": "a b"}\n{"text": "b a b"}\n')
+    lazy = ray.data.read_json(str(docs))
+    with pytest.raises(fastppl.errors.InvalidArgumentError, match=r"all 2 CPUs.*materialize"):
+        fray.score(path, lazy, tokenizer="whitespace", concurrency=2)
+    # one actor leaves a CPU for the reads; a materialized dataset needs none
+    rows = fray.score(path, lazy, tokenizer="whitespace", concurrency=1).take_all()
+    assert sorted(r["num_tokens"] for r in rows) == [3, 4]
+    rows = fray.score(path, lazy.materialize(), tokenizer="whitespace", concurrency=2).take_all()
+    assert sorted(r["num_tokens"] for r in rows) == [3, 4]
+
+
 def test_doctests(cluster):
     import doctest
 
