@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use pyo3::prelude::*;
+use pyo3::types::{PyList, PyString};
 
 use super::corpus::PyCorpus;
 use super::errors::{invalid_argument, to_pyerr};
@@ -38,20 +39,28 @@ impl PyPunktModel {
 }
 
 /// NLTK's `word_tokenize(text)` with `punkt`'s language, or `preserve_line=True` when `punkt`
-/// is None.
+/// is None. Each distinct token of a batch becomes one Python `str`, which the list holds as
+/// often as the token occurs.
 #[pyfunction]
 #[pyo3(signature = (text, punkt=None, progress=None))]
-pub fn nltk_word_tokenize(
-    py: Python<'_>,
+pub fn nltk_word_tokenize<'py>(
+    py: Python<'py>,
     text: &str,
     punkt: Option<&Bound<'_, PyPunktModel>>,
     progress: Option<Bound<'_, PyAny>>,
-) -> PyResult<Vec<String>> {
+) -> PyResult<Bound<'py, PyList>> {
     let punkt = punkt.map(|p| &p.get().inner);
     let small = text.len() < job::SMALL_TEXT;
-    job::run_unless_small(py, small, progress.as_ref(), |job| {
+    let tokens = job::run_unless_small(py, small, progress.as_ref(), |job| {
         nltk::word_tokenize(punkt, text, job)
-    })
+    })?;
+    let mut items = Vec::with_capacity(tokens.len());
+    for (types, ids) in tokens.batches() {
+        let strings: Vec<Bound<'py, PyString>> =
+            types.into_iter().map(|t| PyString::new(py, t)).collect();
+        items.extend(ids.iter().map(|&t| strings[t as usize].clone()));
+    }
+    PyList::new(py, items)
 }
 
 /// The word rule named `words` (`"nltk"` or `"whitespace"`).

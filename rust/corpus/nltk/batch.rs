@@ -79,6 +79,16 @@ impl Batch {
         self.type_ends.len()
     }
 
+    /// Number of tokens.
+    pub fn num_tokens(&self) -> usize {
+        self.tokens.len()
+    }
+
+    /// The tokens of all pieces, as types.
+    pub fn tokens(&self) -> &[u32] {
+        &self.tokens
+    }
+
     /// The spelling of type `i`.
     pub fn spelling(&self, i: u32) -> &str {
         spelling(&self.bytes, &self.type_ends, i)

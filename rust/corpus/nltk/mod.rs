@@ -80,9 +80,44 @@ pub fn sent_tokenize<'a>(punkt: &Punkt, text: &'a str) -> Vec<&'a str> {
         .collect()
 }
 
+/// The tokens of a text, by batches of consecutive sentences, each batch's distinct tokens
+/// stored once (so that a caller can convert each type once, not each token).
+pub struct Tokens {
+    batches: Vec<Batch>,
+}
+
+impl Tokens {
+    /// The tokens in order.
+    pub fn iter(&self) -> impl Iterator<Item = &str> {
+        self.batches.iter().flat_map(|b| {
+            b.pieces()
+                .flat_map(|(tokens, _)| tokens.iter().map(|&t| b.spelling(t)))
+        })
+    }
+
+    /// The number of tokens.
+    pub fn len(&self) -> usize {
+        self.batches.iter().map(Batch::num_tokens).sum()
+    }
+
+    /// Whether there are no tokens.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The batches in order: each one's types (their spellings, by type index) and its tokens
+    /// (as type indices).
+    pub fn batches(&self) -> impl Iterator<Item = (Vec<&str>, &[u32])> {
+        self.batches.iter().map(|b| {
+            let types = (0..b.num_types() as u32).map(|t| b.spelling(t)).collect();
+            (types, b.tokens())
+        })
+    }
+}
+
 /// `word_tokenize(text, preserve_line=punkt.is_none())`: Punkt sentences (unless `punkt` is
 /// None), then `NLTKWordTokenizer` on each; `job` can cancel it.
-pub fn word_tokenize(punkt: Option<&Punkt>, text: &str, job: &Job) -> Result<Vec<String>> {
+pub fn word_tokenize(punkt: Option<&Punkt>, text: &str, job: &Job) -> Result<Tokens> {
     job.stage("splitting sentences", text.len() as u64)?;
     let pieces = match punkt {
         Some(p) => sent_tokenize(p, text)
@@ -92,20 +127,16 @@ pub fn word_tokenize(punkt: Option<&Punkt>, text: &str, job: &Job) -> Result<Vec
         None => vec![(text, true)],
     };
     job.stage("tokenizing", text.len() as u64)?;
-    let mut out = Vec::new();
+    let mut batches = Vec::new();
     for_each_batch(
         &pieces,
         WordRule::Nltk,
         job,
-        &mut out,
+        &mut batches,
         |_, _| (),
-        |out, batch, ()| {
-            for (tokens, _) in batch.pieces() {
-                out.extend(tokens.iter().map(|&t| batch.spelling(t).to_string()));
-            }
-        },
+        |batches, batch, ()| batches.push(batch),
     )?;
-    Ok(out)
+    Ok(Tokens { batches })
 }
 
 /// The pieces the word rule is applied to, each with "ends a group" (a corpus sentence for
@@ -165,7 +196,7 @@ fn for_each_batch<S: Sync + Send, R: Send>(
     job: &Job,
     state: &mut S,
     resolve: impl Fn(&S, &Batch) -> R + Sync,
-    mut emit: impl FnMut(&mut S, &Batch, R) + Send,
+    mut emit: impl FnMut(&mut S, Batch, R) + Send,
 ) -> Result<()> {
     let batch_size = batch_bytes(pieces.iter().map(|(p, _)| p.len() + 1).sum());
     let mut batches: Vec<&[(&str, bool)]> = Vec::new();
@@ -199,9 +230,7 @@ fn for_each_batch<S: Sync + Send, R: Send>(
                     .collect::<Vec<_>>()
             },
             || {
-                ready
-                    .drain(..)
-                    .for_each(|(batch, r)| emit(state, &batch, r));
+                ready.drain(..).for_each(|(batch, r)| emit(state, batch, r));
             },
         );
         job.advance(
@@ -220,9 +249,7 @@ fn for_each_batch<S: Sync + Send, R: Send>(
             })
             .collect();
     }
-    ready
-        .drain(..)
-        .for_each(|(batch, r)| emit(state, &batch, r));
+    ready.drain(..).for_each(|(batch, r)| emit(state, batch, r));
     Ok(())
 }
 

@@ -3,48 +3,19 @@
 //!
 //! The rules are the same substitutions, in the same order, on the whole string: starting
 //! quotes, punctuation, brackets, double dashes, ending quotes, contractions; then the string is
-//! split on Python whitespace. Those that the `regex` crate expresses exactly are `regex`
-//! patterns; the others are hand-coded, each beside the NLTK pattern it replaces:
+//! split on Python whitespace. Each rule is a hand-coded left-to-right scan beside the NLTK
+//! pattern it replaces (the quote and clitic rules are checked against the `regex` crate's
+//! `replace_all` of NLTK's pattern on every short string of the characters they involve), and
+//! is skipped when the sentence lacks the bytes it needs. Some need more than a regex crate:
 //! - the opening-apostrophe rule (a lookbehind and two lookaheads);
 //! - the contractions, compiled by NLTK with the standard `re` module: `\b` there uses
 //!   `str.isalnum()` (not UTS#18 `\w`), and `(?i)` lets `i` match `İ` and `ı`, `s` match `ſ`;
 //! - `$`, which in Python also matches before a final `\n` (for each rule below the final `\n`
 //!   is consumed by a greedy `\s*` or cannot be there, so `\z` is equivalent).
 
-use std::borrow::Cow;
 use std::sync::OnceLock;
 
-use regex::Regex;
-
 use super::chars::{is_digit, is_py_space, is_re_word, is_space, is_word};
-
-/// One `regex.sub(pattern, replacement, text)` of NLTK.
-struct Rule {
-    pattern: Regex,
-    replacement: &'static str,
-    /// Bytes one of which every match holds (the rule is skipped when none is present).
-    triggers: &'static [u8],
-}
-
-impl Rule {
-    fn new(pattern: &str, replacement: &'static str, triggers: &'static [u8]) -> Self {
-        Rule {
-            pattern: Regex::new(pattern).expect("a valid NLTK rule"),
-            replacement,
-            triggers,
-        }
-    }
-
-    fn apply(&self, text: String, present: &Bytes) -> String {
-        if !present.any(self.triggers) {
-            return text;
-        }
-        match self.pattern.replace_all(&text, self.replacement) {
-            Cow::Borrowed(_) => text,
-            Cow::Owned(s) => s,
-        }
-    }
-}
 
 /// The bytes present in a sentence, plus those the rules can add: every rule only moves text
 /// and inserts spaces, except that `"` and `''` become ``` `` ``` or `''`. So two bytes that
@@ -100,35 +71,14 @@ const CLOSE_QUOTE_BYTES: &[u8] = b"\xbb\x9d\x99";
 /// Last UTF-8 bytes of U+2012..U+2015.
 const DASH_BYTES: &[u8] = b"\x92\x93\x94\x95";
 
-/// The compiled rules, in NLTK's order, around the hand-coded ones.
-struct Rules {
-    /// STARTING_QUOTES 4: `([ \(\[{<])(\"|\'{2})` -> `\1 `` `.
-    quote_after_space: Rule,
-    /// PUNCTUATION 9: `([^'])' ` -> `\1 ' `.
-    quote_space: Rule,
-    /// ENDING_QUOTES 5 and 6: clitics (`'s`, `n't` ...).
-    clitics: [Rule; 2],
-    /// The contractions' words, ASCII case-insensitively: `cannot|d'ye|...`.
-    contraction_words: regex::bytes::Regex,
-}
-
-fn rules() -> &'static Rules {
-    static RULES: OnceLock<Rules> = OnceLock::new();
-    RULES.get_or_init(|| Rules {
-        quote_after_space: Rule::new(r#"([ (\[{<])("|'')"#, "${1} `` ", b"\"'"),
-        quote_space: Rule::new(r"([^'])' ", "${1} ' ", b"'"),
-        contraction_words: regex::bytes::Regex::new(
+/// The contractions' words, ASCII case-insensitively: `cannot|d'ye|...`.
+fn contraction_words() -> &'static regex::bytes::Regex {
+    static WORDS: OnceLock<regex::bytes::Regex> = OnceLock::new();
+    WORDS.get_or_init(|| {
+        regex::bytes::Regex::new(
             "(?i-u)cannot|d'ye|gimme|gonna|gotta|lemme|more'n|wanna| 'tis| 'twas",
         )
-        .expect("a valid pattern"),
-        clitics: [
-            Rule::new(r"([^' ])('[sS]|'[mM]|'[dD]|') ", "${1} ${2} ", b"'"),
-            Rule::new(
-                r"([^' ])('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) ",
-                "${1} ${2} ",
-                b"'",
-            ),
-        ],
+        .expect("a valid pattern")
     })
 }
 
@@ -148,7 +98,6 @@ fn replace_literal(text: String, from: &str, to: &str) -> String {
 /// under the comment that quotes it, so that the order can be checked against NLTK's source at a
 /// glance.)
 pub fn tokenize(text: &str, mut emit: impl FnMut(&str)) {
-    let r = rules();
     let present = Bytes::of(text);
     // STARTING_QUOTES 1: `([«“‘„]|[`]+)` -> ` \1 `.
     let mut t = pad(
@@ -168,8 +117,12 @@ pub fn tokenize(text: &str, mut emit: impl FnMut(&str)) {
     if present.any(b"`") {
         t = replace_literal(t, "``", " `` ");
     }
-    t = r.quote_after_space.apply(t, &present);
-    t = opening_apostrophes(t);
+    if present.any(b"\"'") {
+        t = quote_after_opener(t);
+    }
+    if present.any(b"'") {
+        t = opening_apostrophes(t);
+    }
     t = final_period(t, is_closing_or_space, true);
     if present.any(b":,") {
         t = colons(t);
@@ -191,7 +144,9 @@ pub fn tokenize(text: &str, mut emit: impl FnMut(&str)) {
     t = pad(t, &present, b"?!", b"?!", |s| {
         one(s, |c| c == '?' || c == '!')
     });
-    t = r.quote_space.apply(t, &present);
+    if present.any(b"'") {
+        t = quote_space(t);
+    }
     t = pad(t, &present, b"*", b"*", |s| one(s, |c| c == '*'));
     // PARENS_BRACKETS: `[\]\[\(\)\{\}\<\>]` -> ` \g<0> `.
     t = pad(t, &present, b"[](){}<>", b"[](){}<>", |s| {
@@ -211,7 +166,7 @@ pub fn tokenize(text: &str, mut emit: impl FnMut(&str)) {
     // aside: they fold to ASCII letters); and splitting on whitespace needs no collapsing
     // first.
     let quotes_or_contractions = present.any(b"'\xc4\xc5")
-        || (present.double_nmt && r.contraction_words.is_match(text.as_bytes()));
+        || (present.double_nmt && contraction_words().is_match(text.as_bytes()));
     if !quotes_or_contractions {
         t = close_quotes(t);
         for token in t.split(is_py_space).filter(|s| !s.is_empty()) {
@@ -227,12 +182,13 @@ pub fn tokenize(text: &str, mut emit: impl FnMut(&str)) {
     t = replace_literal(t, "''", " '' ");
     t = replace_literal(t, "\"", " '' ");
     t = collapse_spaces(&t);
-    for rule in &r.clitics {
-        t = rule.apply(t, &present);
+    if present.any(b"'") {
+        t = clitics_short(t);
+        t = clitics_long(t);
     }
     // Most sentences hold no contraction: one search for all of them (ASCII case folding;
     // the non-ASCII folds `İ`, `ı`, `ſ` start with byte 0xC4 or 0xC5) decides.
-    if present.any(b"\xc4\xc5") || r.contraction_words.is_match(t.as_bytes()) {
+    if present.any(b"\xc4\xc5") || contraction_words().is_match(t.as_bytes()) {
         for c in CONTRACTIONS2.iter().chain(&CONTRACTIONS3) {
             t = c.apply(t);
         }
@@ -444,22 +400,123 @@ fn collapse_spaces(text: &str) -> String {
 /// STARTING_QUOTES 5: `(?i)(?<!\w)(\')(?!(?:re|ve|ll|m|t|s|d|n)\b)(?=\w)` -> `\1 ` (`regex`
 /// module classes): a space after an apostrophe that opens a word, unless it starts a clitic.
 fn opening_apostrophes(text: String) -> String {
-    if !text.contains('\'') {
-        return text;
-    }
-    let mut out = String::with_capacity(text.len() + 8);
-    let mut prev: Option<char> = None;
-    for (i, c) in text.char_indices() {
-        out.push(c);
-        if c == '\'' && !prev.is_some_and(is_word) {
-            let rest = &text[i + 1..];
-            if rest.chars().next().is_some_and(is_word) && !starts_clitic(rest) {
-                out.push(' ');
-            }
+    let mut out: Option<String> = None;
+    let mut copied = 0;
+    for i in memchr::memchr_iter(b'\'', text.as_bytes()) {
+        if text[..i].chars().next_back().is_some_and(is_word) {
+            continue;
         }
-        prev = Some(c);
+        let rest = &text[i + 1..];
+        if rest.chars().next().is_some_and(is_word) && !starts_clitic(rest) {
+            let o = out.get_or_insert_with(|| String::with_capacity(text.len() + 8));
+            o.push_str(&text[copied..=i]);
+            o.push(' ');
+            copied = i + 1;
+        }
     }
-    out
+    finish(text, out, copied)
+}
+
+/// The text a left-to-right rewrite made: `out` (`text[..copied]` rewritten) and the rest of
+/// `text`, or `text` itself when nothing was rewritten.
+fn finish(text: String, out: Option<String>, copied: usize) -> String {
+    match out {
+        None => text,
+        Some(mut o) => {
+            o.push_str(&text[copied..]);
+            o
+        }
+    }
+}
+
+/// `regex.sub(r"([^' ...])(<part>) ", r"\1 \2 ", text)` for the parts that `part_at` finds: for
+/// each `'` (left to right) it gives the part around it (its start and end, the end followed
+/// by a space) or None. The character before the part must not be one of `excluded`, nor lie
+/// in the previous match (whose final space is consumed): then a space goes before the part.
+fn space_before_parts(
+    text: String,
+    excluded: &[char],
+    part_at: impl Fn(&[u8], usize) -> Option<(usize, usize)>,
+) -> String {
+    let bytes = text.as_bytes();
+    let mut out: Option<String> = None;
+    let mut copied = 0; // end of the last match
+    for k in memchr::memchr_iter(b'\'', bytes) {
+        let Some((start, end)) = part_at(bytes, k) else {
+            continue;
+        };
+        if start < copied || bytes.get(end) != Some(&b' ') {
+            continue;
+        }
+        let Some(before) = text[copied..start].chars().next_back() else {
+            continue;
+        };
+        if excluded.contains(&before) {
+            continue;
+        }
+        let o = out.get_or_insert_with(|| String::with_capacity(text.len() + 16));
+        o.push_str(&text[copied..start]);
+        o.push(' ');
+        o.push_str(&text[start..=end]);
+        copied = end + 1;
+    }
+    finish(text, out, copied)
+}
+
+/// STARTING_QUOTES 4: `([ (\[{<])("|'')` -> `\1 `` `.
+fn quote_after_opener(text: String) -> String {
+    let bytes = text.as_bytes();
+    let mut out: Option<String> = None;
+    let mut copied = 0;
+    let mut i = 0;
+    while i + 1 < bytes.len() {
+        let quote = match (bytes[i], &bytes[i + 1..]) {
+            (b' ' | b'(' | b'[' | b'{' | b'<', [b'"', ..]) => 1,
+            (b' ' | b'(' | b'[' | b'{' | b'<', [b'\'', b'\'', ..]) => 2,
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        let o = out.get_or_insert_with(|| String::with_capacity(text.len() + 16));
+        o.push_str(&text[copied..=i]);
+        o.push_str(" `` ");
+        i += 1 + quote;
+        copied = i;
+    }
+    finish(text, out, copied)
+}
+
+/// PUNCTUATION 9: `([^'])' ` -> `\1 ' `.
+fn quote_space(text: String) -> String {
+    space_before_parts(text, &['\''], |_, k| Some((k, k + 1)))
+}
+
+/// ENDING_QUOTES 5: `([^' ])('[sS]|'[mM]|'[dD]|') ` -> `\1 \2 `.
+fn clitics_short(text: String) -> String {
+    space_before_parts(text, &['\'', ' '], |b, k| match b.get(k + 1) {
+        Some(b's' | b'S' | b'm' | b'M' | b'd' | b'D') if b.get(k + 2) == Some(&b' ') => {
+            Some((k, k + 2))
+        }
+        _ => Some((k, k + 1)),
+    })
+}
+
+/// ENDING_QUOTES 6: `([^' ])('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) ` -> `\1 \2 `.
+fn clitics_long(text: String) -> String {
+    space_before_parts(text, &['\'', ' '], |b, k| {
+        let after = &b[k + 1..];
+        if matches!(
+            after,
+            [b'l', b'l', ..] | [b'L', b'L', ..] | [b'r' | b'v', b'e', ..] | [b'R' | b'V', b'E', ..]
+        ) {
+            return Some((k, k + 3));
+        }
+        match (k.checked_sub(1).map(|j| b[j]), after.first()) {
+            (Some(b'n'), Some(b't')) | (Some(b'N'), Some(b'T')) => Some((k - 1, k + 2)),
+            _ => None,
+        }
+    })
 }
 
 /// `(?i)(?:re|ve|ll|m|t|s|d|n)\b` matches at the start of `rest` (which starts with `\w`).
@@ -633,6 +690,48 @@ mod tests {
                 "New", "York.", "Please", "buy", "me", "two", "of", "them.", "Thanks", "."
             ]
         );
+    }
+
+    /// Every string of up to `len` characters over `alphabet`.
+    fn all_strings(alphabet: &[&str], len: usize) -> Vec<String> {
+        let mut out = vec![String::new()];
+        let mut last = vec![String::new()];
+        for _ in 0..len {
+            last = last
+                .iter()
+                .flat_map(|s| alphabet.iter().map(move |a| format!("{s}{a}")))
+                .collect();
+            out.extend(last.iter().cloned());
+        }
+        out
+    }
+
+    #[test]
+    fn hand_coded_rules_are_nltks_patterns() {
+        let alphabet = [
+            "'", "\"", " ", "s", "S", "n", "N", "t", "T", "l", "L", "r", "E", "(", "<", "é", "\n",
+        ];
+        let rules: [(&str, &str, fn(String) -> String); 4] = [
+            (r#"([ (\[{<])("|'')"#, "${1} `` ", quote_after_opener),
+            (r"([^'])' ", "${1} ' ", quote_space),
+            (
+                r"([^' ])('[sS]|'[mM]|'[dD]|') ",
+                "${1} ${2} ",
+                clitics_short,
+            ),
+            (
+                r"([^' ])('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) ",
+                "${1} ${2} ",
+                clitics_long,
+            ),
+        ];
+        for (pattern, replacement, rule) in rules {
+            let regex = regex::Regex::new(pattern).unwrap();
+            for text in all_strings(&alphabet, 4) {
+                let expected = regex.replace_all(&text, replacement).into_owned();
+                assert_eq!(rule(text.clone()), expected, "{pattern} on {text:?}");
+            }
+        }
     }
 
     #[test]
