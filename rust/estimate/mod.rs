@@ -427,12 +427,13 @@ impl<'a> Passes<'a> {
         st
     }
 
-    /// The model's arrays, one order at a time, lowest first: the probabilities of order m (while
-    /// the context statistics of order m+1 are gathered beside them), then the table of order
-    /// m-1 (its entries' weights come from the statistics of order m), after which order m-1's
-    /// counting table, statistics and probabilities are freed (its raw counts kept for the
-    /// model), so that the arrays of only two orders exist beside the tables at any time. One
-    /// job step per order for the statistics, one for the probabilities and one per table.
+    /// The model's arrays, one order at a time, lowest first: the probabilities of order m, then
+    /// the table of order m-1 (its entries' weights come from the statistics of order m), after
+    /// which order m-1's counting table and probabilities and order m's statistics are freed
+    /// (the raw counts kept for the model), and only then the statistics of order m+1 are
+    /// gathered, so that at most one order's statistics and two orders' probabilities exist
+    /// beside the tables at any time. One job step per order for the statistics, one for the
+    /// probabilities and one per table.
     fn build(&mut self, mut effective: Vec<Vec<u32>>, discounts: &[[f64; 3]]) -> Result<Built> {
         let order = self.order();
         let mut built = Built {
@@ -442,21 +443,13 @@ impl<'a> Passes<'a> {
             counts: Vec::with_capacity(order - 1),
         };
         let mut lower: Vec<f64> = Vec::new();
-        let mut next_stats = self.context_stats(1, &effective[0]);
-        self.job.step(1)?;
         for m in 1..=order {
             let d = discounts.get(m - 1).copied().unwrap_or([0.0; 3]);
             let eff = std::mem::take(&mut effective[m - 1]);
-            let st = std::mem::take(&mut next_stats);
-            let (prob, following) = rayon::join(
-                || self.probabilities_of(m, &eff, &st, &d, (m >= 2).then_some(&lower[..])),
-                || (m < order).then(|| self.context_stats(m + 1, &effective[m])),
-            );
+            let st = self.context_stats(m, &eff);
             self.job.step(1)?;
-            if let Some(following) = following {
-                next_stats = following;
-                self.job.step(1)?;
-            }
+            let prob = self.probabilities_of(m, &eff, &st, &d, (m >= 2).then_some(&lower[..]));
+            self.job.step(1)?;
             drop(eff);
             if m == 1 {
                 built.unigram_logp = self.unigram_logp(&prob);
