@@ -383,13 +383,19 @@ impl<'a> Passes<'a> {
     fn effective_counts(&self) -> Vec<Vec<u32>> {
         let counts = &self.counts;
         let levels = self.levels();
+        let adjusted = self.smoothing.uses_adjusted_counts();
+        let bos_starts = if adjusted {
+            starts_with_bos(&levels[..self.order() - 1])
+        } else {
+            Vec::new()
+        };
         (1..=self.order())
             .into_par_iter()
             .map(|m| {
                 if self.job.is_cancelled() {
                     Vec::new()
-                } else if self.smoothing.uses_adjusted_counts() && m < self.order() {
-                    adjusted_counts(counts, &levels, m)
+                } else if adjusted && m < self.order() {
+                    adjusted_counts(counts, &levels, &bos_starts, m)
                 } else if m == 1 {
                     counts.unigrams.clone()
                 } else {
@@ -644,10 +650,51 @@ pub(crate) fn context_weight(
     }
 }
 
+/// Which entries of each order 2..=`levels.len()` begin with `<s>`, as bitsets by slot (order m
+/// at index m-2): a bigram when its first word is `<s>`, a longer n-gram when its prefix does
+/// (one lookup in the small bitset of the order below rather than a walk down the counting
+/// tables).
+fn starts_with_bos(levels: &[OrderEntries]) -> Vec<Vec<u64>> {
+    let mut sets: Vec<Vec<u64>> = Vec::with_capacity(levels.len().saturating_sub(1));
+    for level in levels.iter().skip(1) {
+        let below = sets.last();
+        let capacity = level.capacity();
+        let set = (0..capacity.div_ceil(64))
+            .into_par_iter()
+            .map(|w| {
+                (w * 64..((w + 1) * 64).min(capacity)).fold(0u64, |bits, slot| {
+                    let starts = level.key(slot).is_some_and(|key| {
+                        let prefix = key_prefix(key);
+                        match below {
+                            None => prefix == BOS,
+                            Some(b) => bit(b, prefix as usize),
+                        }
+                    });
+                    bits | (u64::from(starts) << (slot % 64))
+                })
+            })
+            .collect();
+        sets.push(set);
+    }
+    sets
+}
+
+/// Bit `i` of a bitset.
+#[inline]
+fn bit(set: &[u64], i: usize) -> bool {
+    set[i / 64] >> (i % 64) & 1 == 1
+}
+
 /// Kneser-Ney adjusted counts of order m < N: the number of distinct words seen before each
-/// n-gram, except for n-grams starting with `<s>`, which keep their raw count. On all cores: the
-/// increments are atomic, and integer sums do not depend on their order.
-fn adjusted_counts(counts: &NgramCounts, levels: &[OrderEntries], m: usize) -> Vec<u32> {
+/// n-gram, except for n-grams starting with `<s>` (`bos_starts`, from [`starts_with_bos`]),
+/// which keep their raw count. On all cores: the increments are atomic, and integer sums do not
+/// depend on their order.
+fn adjusted_counts(
+    counts: &NgramCounts,
+    levels: &[OrderEntries],
+    bos_starts: &[Vec<u64>],
+    m: usize,
+) -> Vec<u32> {
     let level = &levels[m - 1];
     let adj: Vec<AtomicU32> = (0..level.capacity())
         .into_par_iter()
@@ -660,22 +707,13 @@ fn adjusted_counts(counts: &NgramCounts, levels: &[OrderEntries], m: usize) -> V
         }
     });
     let mut adj: Vec<u32> = adj.into_par_iter().map(AtomicU32::into_inner).collect();
-    // n-grams starting with <s>: follow the prefix chain down to the first word
-    let starts_with_bos = |mut key: u64, mut k: usize| -> bool {
-        while k > 2 {
-            key = levels[k - 2].key(key_prefix(key) as usize).unwrap_or(0);
-            k -= 1;
-        }
-        key_prefix(key) == BOS
-    };
     if m == 1 {
         adj[BOS as usize] = counts.unigrams[BOS as usize];
     } else {
+        let starts = &bos_starts[m - 2];
         adj.par_iter_mut().enumerate().for_each(|(slot, a)| {
-            if let Some(key) = level.key(slot) {
-                if starts_with_bos(key, m) {
-                    *a = counts.higher[m - 2].count(slot);
-                }
+            if bit(starts, slot) {
+                *a = counts.higher[m - 2].count(slot);
             }
         });
     }
@@ -801,6 +839,48 @@ pub fn fit(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The `<s>` bitsets against each n-gram's first word, found by walking its prefixes down.
+    #[test]
+    fn bos_bitsets_mark_the_ngrams_starting_with_bos() {
+        use crate::corpus::padded_stream::PaddedStream;
+        use crate::corpus::{Corpus, SentenceMode};
+        let mut c = Corpus::new();
+        c.push_whitespace_text("a b a c\nb a\na\nc a b a b\n", SentenceMode::Lines)
+            .unwrap();
+        c.finish();
+        let stream = PaddedStream::new(&c, true, None);
+        let counts =
+            crate::ngram::counts::count_ngrams(&stream, 4, c.vocab().len(), &Job::none()).unwrap();
+        let levels: Vec<OrderEntries> = (1..=4)
+            .map(|m| OrderEntries {
+                m,
+                vocab_len: c.vocab().len(),
+                table: (m >= 2).then(|| &counts.higher[m - 2]),
+            })
+            .collect();
+        let sets = starts_with_bos(&levels);
+        assert_eq!(sets.len(), 3);
+        let mut marked = 0;
+        for m in 2..=4 {
+            for slot in 0..levels[m - 1].capacity() {
+                let Some(mut key) = levels[m - 1].key(slot) else {
+                    continue;
+                };
+                for k in (3..=m).rev() {
+                    key = levels[k - 2].key(key_prefix(key) as usize).unwrap();
+                }
+                let first = key_prefix(key);
+                assert_eq!(
+                    bit(&sets[m - 2], slot),
+                    first == BOS,
+                    "order {m} slot {slot}"
+                );
+                marked += usize::from(first == BOS);
+            }
+        }
+        assert!(marked > 0);
+    }
 
     #[test]
     fn pruning_reads_thresholds_as_lmplz_does() {
