@@ -32,6 +32,8 @@ mod smoothing;
 
 pub use smoothing::{DefaultValue, Parameter, Parameters, Smoothing, ESTIMATORS};
 
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
+
 use rayon::prelude::*;
 
 use crate::corpus::vocab::{self, Vocab, BOS};
@@ -120,20 +122,82 @@ impl ContextStats {
     /// Adds a continuation seen `c` (effective) times; `pruned` ones only count in the totals.
     pub(crate) fn add(&mut self, c: u32, pruned: bool) {
         self.total += u64::from(c);
-        if pruned {
-            self.pruned += u64::from(c);
-            return;
-        }
-        match c {
-            0 => {}
-            1 => self.n1 += 1,
-            2 => self.n2 += 1,
-            _ => self.n3p += 1,
+        match Tally::of(c, pruned) {
+            Tally::Pruned => self.pruned += u64::from(c),
+            Tally::N1 => self.n1 += 1,
+            Tally::N2 => self.n2 += 1,
+            Tally::N3p => self.n3p += 1,
+            Tally::Nothing => {}
         }
     }
 
     fn distinct(&self) -> u32 {
         self.n1 + self.n2 + self.n3p
+    }
+}
+
+/// The counter of [`ContextStats`] that a continuation goes to, besides the total.
+enum Tally {
+    Pruned,
+    N1,
+    N2,
+    N3p,
+    Nothing,
+}
+
+impl Tally {
+    /// The counter of a continuation seen `c` (effective) times, `pruned` or not.
+    #[inline]
+    fn of(c: u32, pruned: bool) -> Self {
+        match (pruned, c) {
+            (true, _) => Tally::Pruned,
+            (false, 0) => Tally::Nothing,
+            (false, 1) => Tally::N1,
+            (false, 2) => Tally::N2,
+            (false, _) => Tally::N3p,
+        }
+    }
+}
+
+/// [`ContextStats`] gathered by all threads at once. Every field is an integer sum, so the
+/// result does not depend on the order in which the threads add.
+#[derive(Debug, Default)]
+struct SharedContextStats {
+    total: AtomicU64,
+    n1: AtomicU32,
+    n2: AtomicU32,
+    n3p: AtomicU32,
+    pruned: AtomicU64,
+}
+
+impl SharedContextStats {
+    /// [`ContextStats::add`], from any thread.
+    #[inline]
+    fn add(&self, c: u32, pruned: bool) {
+        self.total.fetch_add(u64::from(c), Relaxed);
+        let counter = match Tally::of(c, pruned) {
+            Tally::Pruned => {
+                self.pruned.fetch_add(u64::from(c), Relaxed);
+                return;
+            }
+            Tally::N1 => &self.n1,
+            Tally::N2 => &self.n2,
+            Tally::N3p => &self.n3p,
+            Tally::Nothing => return,
+        };
+        counter.fetch_add(1, Relaxed);
+    }
+
+    /// The statistics gathered (read once every thread is done).
+    #[inline]
+    fn get(&self) -> ContextStats {
+        ContextStats {
+            total: self.total.load(Relaxed),
+            n1: self.n1.load(Relaxed),
+            n2: self.n2.load(Relaxed),
+            n3p: self.n3p.load(Relaxed),
+            pruned: self.pruned.load(Relaxed),
+        }
     }
 }
 
@@ -200,26 +264,21 @@ pub fn estimate(
     // passes: adjusted counts and context statistics (one step per order each), probabilities
     // (order steps), tables (order - 1 steps)
     job.stage("estimating", 4 * order as u64 - 1)?;
-    let passes = Passes::new(&counts, vocab.len(), bos_eos, &smoothing, pruning, job);
+    let mut passes = Passes::new(counts, vocab.len(), bos_eos, &smoothing, pruning, job);
     let effective = passes.effective_counts();
     job.step(order as u64)?;
-    let used = |level: &OrderEntries, slot: usize| passes.used(level, slot);
-    let discounts = discounts_for(&smoothing, &effective, &passes.levels, &used)?;
-    let built = passes.build(effective, &discounts)?;
+    let discounts = discounts_for(&smoothing, &effective, &passes)?;
     let (fallback, missing_weight) = fallback_of(&smoothing, passes.vocab_size);
-    drop(passes);
     let Built {
         unigram_logp,
         unigram_weight,
         tables,
-    } = built;
+        counts: raw_counts,
+    } = passes.build(effective, &discounts)?;
     let higher = tables
         .into_iter()
-        .zip(counts.higher)
-        .map(|(table, c)| OrderTable {
-            table,
-            counts: c.into_counts(),
-        })
+        .zip(raw_counts)
+        .map(|(table, counts)| OrderTable { table, counts })
         .collect();
     Ok(Model {
         order,
@@ -227,7 +286,7 @@ pub fn estimate(
         vocab,
         unigram_logp,
         unigram_weight,
-        unigram_counts: counts.unigrams,
+        unigram_counts: std::mem::take(&mut passes.counts.unigrams),
         higher,
         fallback,
         missing_weight,
@@ -248,10 +307,12 @@ pub(crate) fn fallback_of(smoothing: &Smoothing, vocab_size: f64) -> (Fallback, 
 }
 
 /// The in-memory estimation's passes over the counting tables, each one order at a time or all
-/// orders in parallel: effective counts, context statistics, probabilities, backoff tables.
+/// orders in parallel: effective counts, context statistics, probabilities, backoff tables. It
+/// owns the counting tables so that it can free each one once the model's table of its order is
+/// built.
 struct Passes<'a> {
-    counts: &'a NgramCounts,
-    levels: Vec<OrderEntries<'a>>,
+    counts: NgramCounts,
+    vocab_len: usize,
     bos_eos: bool,
     /// |V|: the predictable vocabulary's size.
     vocab_size: f64,
@@ -262,23 +323,16 @@ struct Passes<'a> {
 
 impl<'a> Passes<'a> {
     fn new(
-        counts: &'a NgramCounts,
+        counts: NgramCounts,
         vocab_len: usize,
         bos_eos: bool,
         smoothing: &'a Smoothing,
         pruning: &'a Pruning,
         job: &'a Job,
     ) -> Self {
-        let levels = (1..=counts.order())
-            .map(|m| OrderEntries {
-                m,
-                vocab_len,
-                table: (m >= 2).then(|| &counts.higher[m - 2]),
-            })
-            .collect();
         Passes {
             counts,
-            levels,
+            vocab_len,
             bos_eos,
             vocab_size: (vocab_len - 1 - usize::from(!bos_eos)) as f64,
             smoothing,
@@ -288,7 +342,21 @@ impl<'a> Passes<'a> {
     }
 
     fn order(&self) -> usize {
-        self.levels.len()
+        self.counts.order()
+    }
+
+    /// The entries of order `m`.
+    fn level(&self, m: usize) -> OrderEntries<'_> {
+        OrderEntries {
+            m,
+            vocab_len: self.vocab_len,
+            table: (m >= 2).then(|| &self.counts.higher[m - 2]),
+        }
+    }
+
+    /// The entries of every order, lowest first.
+    fn levels(&self) -> Vec<OrderEntries<'_>> {
+        (1..=self.order()).map(|m| self.level(m)).collect()
     }
 
     /// Whether word `w` can be predicted (never `<s>`; `</s>` only with sentence markers).
@@ -313,18 +381,25 @@ impl<'a> Passes<'a> {
 
     /// The counts each order is estimated from, by slot: raw, or Kneser-Ney's adjusted counts.
     fn effective_counts(&self) -> Vec<Vec<u32>> {
-        let counts = self.counts;
+        let counts = &self.counts;
+        let levels = self.levels();
+        let adjusted = self.smoothing.uses_adjusted_counts();
+        let bos_starts = if adjusted {
+            starts_with_bos(&levels[..self.order() - 1])
+        } else {
+            Vec::new()
+        };
         (1..=self.order())
             .into_par_iter()
             .map(|m| {
                 if self.job.is_cancelled() {
                     Vec::new()
-                } else if self.smoothing.uses_adjusted_counts() && m < self.order() {
-                    adjusted_counts(counts, &self.levels, m)
+                } else if adjusted && m < self.order() {
+                    adjusted_counts(counts, &levels, &bos_starts, m)
                 } else if m == 1 {
                     counts.unigrams.clone()
                 } else {
-                    (0..self.levels[m - 1].capacity())
+                    (0..levels[m - 1].capacity())
                         .into_par_iter()
                         .map(|s| counts.higher[m - 2].count(s))
                         .collect()
@@ -334,66 +409,65 @@ impl<'a> Passes<'a> {
     }
 
     /// The statistics of every context of order `m` (the entries of order m-1) from the
-    /// effective counts `eff` of order m: one pass in slot order, on one core.
-    fn context_stats(&self, m: usize, eff: &[u32]) -> Vec<ContextStats> {
-        let level = &self.levels[m - 1];
+    /// effective counts `eff` of order m: one pass in slot order, on all cores.
+    fn context_stats(&self, m: usize, eff: &[u32]) -> Vec<SharedContextStats> {
+        let level = self.level(m);
         if self.job.is_cancelled() {
             return Vec::new();
         }
         // the contexts of order m are the entries of order m-1 (one empty context for unigrams)
         let contexts = if m >= 2 {
-            self.levels[m - 2].capacity()
+            self.level(m - 1).capacity()
         } else {
             1
         };
-        let mut st = vec![ContextStats::default(); contexts];
-        for (slot, &c) in eff.iter().enumerate() {
-            if let Some(key) = self.used(level, slot) {
+        let st: Vec<SharedContextStats> = (0..contexts)
+            .into_par_iter()
+            .map(|_| SharedContextStats::default())
+            .collect();
+        eff.par_iter().enumerate().for_each(|(slot, &c)| {
+            if let Some(key) = self.used(&level, slot) {
                 st[level.context(key)].add(c, self.pruned(m, slot));
             }
-        }
+        });
         st
     }
 
-    /// The model's arrays, one order at a time, lowest first: the probabilities of order m (while
-    /// the context statistics of order m+1 are gathered beside them), then the table of order
-    /// m-1 (its entries' weights come from the statistics of order m), after which order m-1's
-    /// counts, statistics and probabilities are freed, so that the arrays of only two orders
-    /// exist beside the tables at any time. One job step per order for the statistics, one for
-    /// the probabilities and one per table.
-    fn build(&self, mut effective: Vec<Vec<u32>>, discounts: &[[f64; 3]]) -> Result<Built> {
+    /// The model's arrays, one order at a time, lowest first: the probabilities of order m, then
+    /// the table of order m-1 (its entries' weights come from the statistics of order m), after
+    /// which order m-1's counting table and probabilities and order m's statistics are freed
+    /// (the raw counts kept for the model), and only then the statistics of order m+1 are
+    /// gathered, so that at most one order's statistics and two orders' probabilities exist
+    /// beside the tables at any time. One job step per order for the statistics, one for the
+    /// probabilities and one per table.
+    fn build(&mut self, mut effective: Vec<Vec<u32>>, discounts: &[[f64; 3]]) -> Result<Built> {
         let order = self.order();
         let mut built = Built {
             unigram_logp: Vec::new(),
             unigram_weight: Vec::new(),
             tables: Vec::with_capacity(order - 1),
+            counts: Vec::with_capacity(order - 1),
         };
         let mut lower: Vec<f64> = Vec::new();
-        let mut next_stats = self.context_stats(1, &effective[0]);
-        self.job.step(1)?;
         for m in 1..=order {
             let d = discounts.get(m - 1).copied().unwrap_or([0.0; 3]);
             let eff = std::mem::take(&mut effective[m - 1]);
-            let st = std::mem::take(&mut next_stats);
-            let (prob, following) = rayon::join(
-                || self.probabilities_of(m, &eff, &st, &d, (m >= 2).then_some(&lower[..])),
-                || (m < order).then(|| self.context_stats(m + 1, &effective[m])),
-            );
+            let st = self.context_stats(m, &eff);
             self.job.step(1)?;
-            if let Some(following) = following {
-                next_stats = following;
-                self.job.step(1)?;
-            }
+            let prob = self.probabilities_of(m, &eff, &st, &d, (m >= 2).then_some(&lower[..]));
+            self.job.step(1)?;
             drop(eff);
             if m == 1 {
                 built.unigram_logp = self.unigram_logp(&prob);
             } else {
                 // the contexts of order m are the entries of order m-1
                 let weights = self.context_weights(&st, &d);
+                drop(st);
                 if m == 2 {
                     built.unigram_weight = weights;
                 } else {
                     built.tables.push(self.table(m - 1, &lower, Some(&weights)));
+                    built.counts.push(self.counts.higher[m - 3].take_counts());
                     self.job.step(1)?;
                 }
             }
@@ -401,9 +475,12 @@ impl<'a> Passes<'a> {
         }
         if order >= 2 {
             built.tables.push(self.table(order, &lower, None));
+            built
+                .counts
+                .push(self.counts.higher[order - 2].take_counts());
             self.job.step(1)?;
         } else {
-            built.unigram_weight = vec![0.0; self.levels[0].capacity()];
+            built.unigram_weight = vec![0.0; self.level(1).capacity()];
         }
         Ok(built)
     }
@@ -415,18 +492,18 @@ impl<'a> Passes<'a> {
         &self,
         m: usize,
         eff: &[u32],
-        st: &[ContextStats],
+        st: &[SharedContextStats],
         d: &[f64; 3],
         lower: Option<&[f64]>,
     ) -> Vec<f64> {
-        let level = &self.levels[m - 1];
+        let level = self.level(m);
         (0..level.capacity())
             .into_par_iter()
             .map(|slot| {
-                let Some(key) = self.used(level, slot).filter(|_| !self.job.is_cancelled()) else {
+                let Some(key) = self.used(&level, slot).filter(|_| !self.job.is_cancelled()) else {
                     return 0.0;
                 };
-                let s = st[level.context(key)];
+                let s = st[level.context(key)].get();
                 let c = f64::from(eff[slot]);
                 let total = s.total as f64;
                 let lower = || match lower {
@@ -448,9 +525,9 @@ impl<'a> Passes<'a> {
 
     /// The ln weight of each context whose statistics are `st` (the contexts of one order, whose
     /// discounts are `d`).
-    fn context_weights(&self, st: &[ContextStats], d: &[f64; 3]) -> Vec<f64> {
+    fn context_weights(&self, st: &[SharedContextStats], d: &[f64; 3]) -> Vec<f64> {
         st.par_iter()
-            .map(|s| context_weight(self.smoothing, s, d, self.vocab_size).ln())
+            .map(|s| context_weight(self.smoothing, &s.get(), d, self.vocab_size).ln())
             .collect()
     }
 
@@ -471,7 +548,7 @@ impl<'a> Passes<'a> {
     /// The probing table of order `m` >= 2 (pruned n-grams left out) from the probabilities of
     /// its entries and, below the highest order, their ln weights as contexts.
     fn table(&self, m: usize, prob: &[f64], weight: Option<&[f64]>) -> ProbingTable {
-        let level = &self.levels[m - 1];
+        let level = self.level(m);
         ProbingTable::from_slots(level.capacity(), |slot| {
             let key = level
                 .key(slot)
@@ -488,11 +565,13 @@ impl<'a> Passes<'a> {
     }
 }
 
-/// What [`Passes::build`] makes: the unigram arrays and the tables of orders 2..=N.
+/// What [`Passes::build`] makes: the unigram arrays, the tables of orders 2..=N and their raw
+/// counts by slot.
 struct Built {
     unigram_logp: Vec<f64>,
     unigram_weight: Vec<f64>,
     tables: Vec<ProbingTable>,
+    counts: Vec<Vec<u32>>,
 }
 
 /// An interpolated estimate as `(a, b, c)` with p(w|h) = (a + b p(w|h')) / c, for an n-gram
@@ -571,35 +650,72 @@ pub(crate) fn context_weight(
     }
 }
 
-/// Kneser-Ney adjusted counts of order m < N: the number of distinct words seen before each
-/// n-gram, except for n-grams starting with `<s>`, which keep their raw count.
-fn adjusted_counts(counts: &NgramCounts, levels: &[OrderEntries], m: usize) -> Vec<u32> {
-    let level = &levels[m - 1];
-    let mut adj = vec![0u32; level.capacity()];
-    let upper = &levels[m];
-    for slot in 0..upper.capacity() {
-        if let Some(key) = upper.key(slot) {
-            adj[upper.suffix(slot, key)] += 1;
-        }
+/// Which entries of each order 2..=`levels.len()` begin with `<s>`, as bitsets by slot (order m
+/// at index m-2): a bigram when its first word is `<s>`, a longer n-gram when its prefix does
+/// (one lookup in the small bitset of the order below rather than a walk down the counting
+/// tables).
+fn starts_with_bos(levels: &[OrderEntries]) -> Vec<Vec<u64>> {
+    let mut sets: Vec<Vec<u64>> = Vec::with_capacity(levels.len().saturating_sub(1));
+    for level in levels.iter().skip(1) {
+        let below = sets.last();
+        let capacity = level.capacity();
+        let set = (0..capacity.div_ceil(64))
+            .into_par_iter()
+            .map(|w| {
+                (w * 64..((w + 1) * 64).min(capacity)).fold(0u64, |bits, slot| {
+                    let starts = level.key(slot).is_some_and(|key| {
+                        let prefix = key_prefix(key);
+                        match below {
+                            None => prefix == BOS,
+                            Some(b) => bit(b, prefix as usize),
+                        }
+                    });
+                    bits | (u64::from(starts) << (slot % 64))
+                })
+            })
+            .collect();
+        sets.push(set);
     }
-    // n-grams starting with <s>: follow the prefix chain down to the first word
-    let starts_with_bos = |mut key: u64, mut k: usize| -> bool {
-        while k > 2 {
-            key = levels[k - 2].key(key_prefix(key) as usize).unwrap_or(0);
-            k -= 1;
+    sets
+}
+
+/// Bit `i` of a bitset.
+#[inline]
+fn bit(set: &[u64], i: usize) -> bool {
+    set[i / 64] >> (i % 64) & 1 == 1
+}
+
+/// Kneser-Ney adjusted counts of order m < N: the number of distinct words seen before each
+/// n-gram, except for n-grams starting with `<s>` (`bos_starts`, from [`starts_with_bos`]),
+/// which keep their raw count. On all cores: the increments are atomic, and integer sums do not
+/// depend on their order.
+fn adjusted_counts(
+    counts: &NgramCounts,
+    levels: &[OrderEntries],
+    bos_starts: &[Vec<u64>],
+    m: usize,
+) -> Vec<u32> {
+    let level = &levels[m - 1];
+    let adj: Vec<AtomicU32> = (0..level.capacity())
+        .into_par_iter()
+        .map(|_| AtomicU32::new(0))
+        .collect();
+    let upper = &levels[m];
+    (0..upper.capacity()).into_par_iter().for_each(|slot| {
+        if let Some(key) = upper.key(slot) {
+            adj[upper.suffix(slot, key)].fetch_add(1, Relaxed);
         }
-        key_prefix(key) == BOS
-    };
+    });
+    let mut adj: Vec<u32> = adj.into_par_iter().map(AtomicU32::into_inner).collect();
     if m == 1 {
         adj[BOS as usize] = counts.unigrams[BOS as usize];
     } else {
-        for (slot, a) in adj.iter_mut().enumerate() {
-            if let Some(key) = level.key(slot) {
-                if starts_with_bos(key, m) {
-                    *a = counts.higher[m - 2].count(slot);
-                }
+        let starts = &bos_starts[m - 2];
+        adj.par_iter_mut().enumerate().for_each(|(slot, a)| {
+            if bit(starts, slot) {
+                *a = counts.higher[m - 2].count(slot);
             }
-        }
+        });
     }
     adj
 }
@@ -609,8 +725,7 @@ fn adjusted_counts(counts: &NgramCounts, levels: &[OrderEntries], m: usize) -> V
 fn discounts_for(
     smoothing: &Smoothing,
     effective: &[Vec<u32>],
-    levels: &[OrderEntries],
-    used: &(dyn Fn(&OrderEntries, usize) -> Option<u64> + Sync),
+    passes: &Passes,
 ) -> Result<Vec<[f64; 3]>> {
     if !smoothing.is_discounted() {
         return Ok(Vec::new());
@@ -618,14 +733,20 @@ fn discounts_for(
     (1..=effective.len())
         .map(|m| {
             order_discounts(smoothing, m, || {
-                let level = &levels[m - 1];
-                let mut n = [0u64; 5];
-                for (slot, &c) in effective[m - 1].iter().enumerate() {
-                    if used(level, slot).is_some() && (1..=4).contains(&c) {
-                        n[c as usize] += 1;
-                    }
-                }
-                n
+                let level = passes.level(m);
+                effective[m - 1]
+                    .par_iter()
+                    .enumerate()
+                    .fold(
+                        || [0u64; 5],
+                        |mut n, (slot, &c)| {
+                            if (1..=4).contains(&c) && passes.used(&level, slot).is_some() {
+                                n[c as usize] += 1;
+                            }
+                            n
+                        },
+                    )
+                    .reduce(|| [0u64; 5], |a, b| std::array::from_fn(|i| a[i] + b[i]))
             })
         })
         .collect()
@@ -718,6 +839,48 @@ pub fn fit(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The `<s>` bitsets against each n-gram's first word, found by walking its prefixes down.
+    #[test]
+    fn bos_bitsets_mark_the_ngrams_starting_with_bos() {
+        use crate::corpus::padded_stream::PaddedStream;
+        use crate::corpus::{Corpus, SentenceMode};
+        let mut c = Corpus::new();
+        c.push_whitespace_text("a b a c\nb a\na\nc a b a b\n", SentenceMode::Lines)
+            .unwrap();
+        c.finish();
+        let stream = PaddedStream::new(&c, true, None);
+        let counts =
+            crate::ngram::counts::count_ngrams(&stream, 4, c.vocab().len(), &Job::none()).unwrap();
+        let levels: Vec<OrderEntries> = (1..=4)
+            .map(|m| OrderEntries {
+                m,
+                vocab_len: c.vocab().len(),
+                table: (m >= 2).then(|| &counts.higher[m - 2]),
+            })
+            .collect();
+        let sets = starts_with_bos(&levels);
+        assert_eq!(sets.len(), 3);
+        let mut marked = 0;
+        for m in 2..=4 {
+            for slot in 0..levels[m - 1].capacity() {
+                let Some(mut key) = levels[m - 1].key(slot) else {
+                    continue;
+                };
+                for k in (3..=m).rev() {
+                    key = levels[k - 2].key(key_prefix(key) as usize).unwrap();
+                }
+                let first = key_prefix(key);
+                assert_eq!(
+                    bit(&sets[m - 2], slot),
+                    first == BOS,
+                    "order {m} slot {slot}"
+                );
+                marked += usize::from(first == BOS);
+            }
+        }
+        assert!(marked > 0);
+    }
 
     #[test]
     fn pruning_reads_thresholds_as_lmplz_does() {

@@ -142,9 +142,11 @@ impl OrderCounts {
         Ok(None)
     }
 
-    /// The counts by slot, taken out (for the model).
-    pub fn into_counts(self) -> Vec<u32> {
-        self.slots
+    /// The counts by slot, taken out (for the model) as soon as the table is no longer needed:
+    /// the table is left empty (no slot) and its memory is freed.
+    pub fn take_counts(&mut self) -> Vec<u32> {
+        self.len = 0;
+        std::mem::take(&mut self.slots)
             .into_par_iter()
             .map(|s| s.count.into_inner())
             .collect()

@@ -247,7 +247,13 @@ impl ArpaFile {
 pub fn write_arpa(model: &Model, path: &Path, job: &Job) -> Result<()> {
     check_writable(model)?;
     let mut file = ArpaFile::create(path, &ngram_counts(model))?;
-    write_sections(model, &mut file, job, &path.display().to_string())?;
+    write_sections(
+        model,
+        &mut file,
+        job,
+        &path.display().to_string(),
+        PART_ROWS,
+    )?;
     file.close()
 }
 
@@ -255,7 +261,7 @@ pub fn write_arpa(model: &Model, path: &Path, job: &Job) -> Result<()> {
 pub fn write_arpa_to(model: &Model, w: &mut (impl Write + Send)) -> Result<()> {
     const NAME: &str = "<ARPA text>";
     let mut writer = ArpaWriter::new(w, &ngram_counts(model)).map_err(Error::io(NAME))?;
-    write_sections(model, &mut writer, &Job::none(), NAME)?;
+    write_sections(model, &mut writer, &Job::none(), NAME, PART_ROWS)?;
     writer.finish().map(drop).map_err(Error::io(NAME))
 }
 
@@ -407,55 +413,120 @@ struct Row {
 /// N-grams ahead of the one being read whose prefix's line is fetched into the cache meanwhile.
 const PREFETCH: u32 = 16;
 
-/// The n-grams of order `m` of `model` in file order; `line_of[e]` is the line of entry e of the
-/// order below (`NONE` for a free slot). Values are read here, in slot order, rather than
-/// looked up in file order (a cache miss each). Checked: an unverified binary model may be
-/// corrupt, and must not panic here.
-fn sorted_ngrams(model: &Model, m: usize, line_of: &[u32]) -> Result<Vec<Row>> {
+/// Rows sorted and written at a time: an order is written in parts of about this many n-grams
+/// (80 MB of rows), each the n-grams of a range of prefix lines, so that only one part's rows
+/// exist at a time.
+const PART_ROWS: usize = 1 << 22;
+
+/// Ranges of prefix lines told apart when an order is cut into parts.
+const PART_BUCKETS: usize = 1 << 16;
+
+/// The line of the prefix (in the order below) of each slot of order `m` of `model` (`NONE` for
+/// a free slot); `line_of[e]` is the line of entry e of the order below (`NONE` for a free slot).
+/// Checked: an unverified binary model may be corrupt, and must not panic here.
+fn prefix_lines(model: &Model, m: usize, line_of: &[u32]) -> Result<Vec<u32>> {
     let table = &model.higher[m - 2].table;
     let (capacity, vocab_len) = (table.capacity() as u32, model.vocab.len());
-    let mut sorted: Vec<Row> = (0..capacity)
+    (0..capacity)
         .into_par_iter()
-        .filter_map(|slot| {
+        .map(|slot| {
             let ahead = table.key((slot + PREFETCH).min(capacity.saturating_sub(1)));
             if let Some(line) = line_of.get(key_prefix(ahead) as usize) {
                 prefetch(line);
             }
             let key = table.key(slot);
             if key == EMPTY {
-                return None;
+                return Ok(NONE);
             }
             let (prefix, word) = (key_prefix(key), key_word(key));
             // the prefix must be an entry of the order below (checked in its own turn)
             match line_of.get(prefix as usize) {
                 Some(&prefix_line) if prefix_line != NONE && (word as usize) < vocab_len => {
-                    let entry = table.entry(slot);
-                    Some(Ok(Row {
-                        prefix_line,
-                        word,
-                        slot,
-                        logp: log10_f32(entry.logp),
-                        weight: log10_f32(entry.weight),
-                    }))
+                    Ok(prefix_line)
                 }
-                _ => Some(Err(Error::invalid(format!(
+                _ => Err(Error::invalid(format!(
                     "the model is corrupt: its order-{m} entry {slot} holds prefix {prefix} and \
                      word {word}, which do not exist (load it with verify=True to find out more)"
-                )))),
+                ))),
             }
         })
-        .collect::<Result<_>>()?;
+        .collect()
+}
+
+/// Cuts the prefix lines `0..lines` into consecutive ranges holding about `part_rows` n-grams
+/// each (a range of one line may hold more), from the prefix line of each slot (`NONE`: free).
+fn parts(prefix_line: &[u32], lines: usize, part_rows: usize) -> Vec<std::ops::Range<u32>> {
+    let buckets = PART_BUCKETS.min(lines.max(1));
+    let bucket = |line: u32| (u64::from(line) * buckets as u64 / lines as u64) as usize;
+    let sizes = prefix_line
+        .par_chunks(1 << 16)
+        .map(|chunk| {
+            let mut n = vec![0usize; buckets];
+            for &line in chunk.iter().filter(|&&l| l != NONE) {
+                n[bucket(line)] += 1;
+            }
+            n
+        })
+        .reduce(
+            || vec![0usize; buckets],
+            |mut a, b| {
+                a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+                a
+            },
+        );
+    // the first line of bucket b (the smallest line l with bucket(l) = b)
+    let first_line = |b: usize| ((b as u64 * lines as u64).div_ceil(buckets as u64)) as u32;
+    let mut ranges = Vec::new();
+    let (mut start, mut rows) = (0usize, 0usize);
+    for (b, &n) in sizes.iter().enumerate() {
+        rows += n;
+        if rows >= part_rows || b + 1 == buckets {
+            ranges.push(first_line(start)..first_line(b + 1));
+            (start, rows) = (b + 1, 0);
+        }
+    }
+    ranges
+}
+
+/// The n-grams of order `m` of `model` whose prefix line is in `lines`, in file order, from the
+/// prefix line of each slot. Values are read here, in slot order, rather than looked up in file
+/// order (a cache miss each).
+fn sorted_part(
+    model: &Model,
+    m: usize,
+    prefix_line: &[u32],
+    lines: &std::ops::Range<u32>,
+) -> Vec<Row> {
+    let table = &model.higher[m - 2].table;
+    let mut sorted: Vec<Row> = prefix_line
+        .par_iter()
+        .enumerate()
+        .filter(|(_, line)| lines.contains(line))
+        .map(|(slot, &prefix_line)| {
+            let slot = slot as u32;
+            let entry = table.entry(slot);
+            Row {
+                prefix_line,
+                word: key_word(table.key(slot)),
+                slot,
+                logp: log10_f32(entry.logp),
+                weight: log10_f32(entry.weight),
+            }
+        })
+        .collect();
     sorted.par_sort_unstable_by_key(|r| (u64::from(r.prefix_line) << 32) | u64::from(r.word));
-    Ok(sorted)
+    sorted
 }
 
 /// Writes every section of `model`, each order in lexicographic order of word ids, so that equal
-/// models give equal files; `name` names the output in I/O errors.
+/// models give equal files, sorting about `part_rows` n-grams at a time ([`PART_ROWS`]); `name`
+/// names the output in I/O errors.
 fn write_sections<W: Write + Send>(
     model: &Model,
     w: &mut ArpaWriter<W>,
     job: &Job,
     name: &str,
+    part_rows: usize,
 ) -> Result<()> {
     job.stage("writing ARPA", ngram_counts(model).iter().sum())?;
     let io = Error::io(name);
@@ -471,35 +542,48 @@ fn write_sections<W: Write + Send>(
     job.step(model.vocab.len() as u64)?;
     // line_of[e]: the line of entry e of the order below (unigram lines are word ids)
     let mut line_of: Vec<u32> = (0..model.vocab.len() as u32).collect();
+    let mut lines_below = model.vocab.len();
     let mut below: Vec<LinesInOrder> = Vec::with_capacity(model.order.saturating_sub(2));
     for m in 2..=model.order {
         let table = &model.higher[m - 2].table;
         w.section(m).map_err(io)?;
-        let sorted = sorted_ngrams(model, m, &line_of)?;
-        for batch in sorted.chunks(BATCH) {
-            w.ngrams(
-                batch,
-                1,
-                |row| (row[0].logp, row[0].weight),
-                || {
-                    let mut words = WordsInOrder::new(&model.vocab, &below);
-                    move |row: &[Row], text: &mut Vec<u8>| {
-                        words.push(row[0].prefix_line, row[0].word, text);
-                    }
-                },
-            )
-            .map_err(io)?;
-            job.step(batch.len() as u64)?;
-        }
+        let prefix_line = prefix_lines(model, m, &std::mem::take(&mut line_of))?;
+        let mut lines = LinesInOrder::default();
         if m < model.order {
             line_of = vec![NONE; table.capacity()];
-            for (line, row) in sorted.iter().enumerate() {
-                line_of[row.slot as usize] = line as u32;
+            lines.prefix.reserve_exact(table.len());
+            lines.word.reserve_exact(table.len());
+        }
+        let mut line = 0u32;
+        for part in parts(&prefix_line, lines_below, part_rows) {
+            let sorted = sorted_part(model, m, &prefix_line, &part);
+            for batch in sorted.chunks(BATCH) {
+                w.ngrams(
+                    batch,
+                    1,
+                    |row| (row[0].logp, row[0].weight),
+                    || {
+                        let mut words = WordsInOrder::new(&model.vocab, &below);
+                        move |row: &[Row], text: &mut Vec<u8>| {
+                            words.push(row[0].prefix_line, row[0].word, text);
+                        }
+                    },
+                )
+                .map_err(io)?;
+                job.step(batch.len() as u64)?;
             }
-            below.push(LinesInOrder {
-                prefix: sorted.iter().map(|r| r.prefix_line).collect(),
-                word: sorted.iter().map(|r| r.word).collect(),
-            });
+            if m < model.order {
+                for row in &sorted {
+                    line_of[row.slot as usize] = line;
+                    line += 1;
+                }
+                lines.prefix.extend(sorted.iter().map(|r| r.prefix_line));
+                lines.word.extend(sorted.iter().map(|r| r.word));
+            }
+        }
+        if m < model.order {
+            below.push(lines);
+            lines_below = table.len();
         }
     }
     Ok(())
@@ -530,6 +614,51 @@ mod tests {
         c.push_whitespace_text(&text, SentenceMode::Lines).unwrap();
         c.finish();
         c
+    }
+
+    /// Prefix lines cut into parts: consecutive ranges from 0 to the number of lines, each of
+    /// them closed once it holds the part's rows (as counted here, independently).
+    #[test]
+    fn parts_cover_every_line_in_order() {
+        let lines = 1000usize;
+        let prefix_line: Vec<u32> = (0..5000u32)
+            .map(|i| if i % 7 == 0 { NONE } else { (i * i) % 1000 })
+            .collect();
+        for part_rows in [1, 50, 600, 1 << 20] {
+            let ranges = parts(&prefix_line, lines, part_rows);
+            assert_eq!(ranges.first().unwrap().start, 0);
+            assert_eq!(ranges.last().unwrap().end, lines as u32);
+            assert!(ranges.windows(2).all(|w| w[0].end == w[1].start));
+            let rows =
+                |r: &std::ops::Range<u32>| prefix_line.iter().filter(|l| r.contains(l)).count();
+            let n = ranges.len();
+            assert!(ranges[..n - 1].iter().all(|r| rows(r) >= part_rows));
+            let used = prefix_line.iter().filter(|&&l| l != NONE).count();
+            assert_eq!(ranges.iter().map(rows).sum::<usize>(), used);
+        }
+    }
+
+    /// Sorting a few n-grams at a time gives the same file as sorting an order at once.
+    #[test]
+    fn parts_of_any_size_give_the_same_file() {
+        let c = corpus(30_000, 300);
+        let smoothing = Smoothing::ModifiedKneserNey {
+            discount_fallback: true,
+        };
+        let model = fit(&c, 3, true, smoothing, &Pruning::none(), &Job::none()).unwrap();
+        let write = |part_rows: usize| {
+            let mut w = ArpaWriter::new(Vec::new(), &ngram_counts(&model)).unwrap();
+            write_sections(&model, &mut w, &Job::none(), "test", part_rows).unwrap();
+            w.finish().unwrap()
+        };
+        let whole = write(PART_ROWS);
+        assert!(
+            model.higher[1].table.len() > 100 * 37,
+            "too few n-grams for many parts"
+        );
+        for part_rows in [1, 37, 1000] {
+            assert!(write(part_rows) == whole, "{part_rows} rows a part");
+        }
     }
 
     /// Every line of every section, read back word by word: the model holds the n-gram with the
