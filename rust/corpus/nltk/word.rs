@@ -706,12 +706,15 @@ mod tests {
         out
     }
 
+    /// NLTK's pattern, its replacement, and the scan that stands for them.
+    type Rule = (&'static str, &'static str, fn(String) -> String);
+
     #[test]
     fn hand_coded_rules_are_nltks_patterns() {
         let alphabet = [
             "'", "\"", " ", "s", "S", "n", "N", "t", "T", "l", "L", "r", "E", "(", "<", "é", "\n",
         ];
-        let rules: [(&str, &str, fn(String) -> String); 4] = [
+        let rules: [Rule; 4] = [
             (r#"([ (\[{<])("|'')"#, "${1} `` ", quote_after_opener),
             (r"([^'])' ", "${1} ' ", quote_space),
             (
