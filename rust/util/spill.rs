@@ -315,8 +315,8 @@ impl<'d> Sorter<'d> {
     /// A sorter that holds at most about `budget` bytes of records in memory (at least a few
     /// thousand records); `combine` adds up the first payload word of records with equal keys.
     pub fn new(layout: Layout, combine: bool, budget: usize, dir: &'d WorkDir, name: &str) -> Self {
-        // the buffer filling, and the one being spilled: itself, the sort keys of its records
-        // (a packed key and an index, 36 bytes) or (later) its sorted copy
+        // the buffer filling, and the run being spilled (see `RunBuffers`): its records, their
+        // sort keys (32 bytes each) and their sorted copy
         let capacity = (budget / (3 * layout.bytes() + 36)).max(4096);
         Sorter {
             layout,
