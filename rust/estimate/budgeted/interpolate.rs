@@ -423,7 +423,16 @@ pub(crate) fn write_section<W: Write + Send>(
                         log10_f32(words_f64(&row[m + 2..]).ln()),
                     )
                 },
-                || section_words(vocab, m),
+                || {
+                    |row: &[u32], text: &mut Vec<u8>| {
+                        for (i, &w) in row[..m].iter().enumerate() {
+                            if i > 0 {
+                                text.push(b' ');
+                            }
+                            text.extend_from_slice(vocab.word(w).as_bytes());
+                        }
+                    }
+                },
             )
             .map_err(Error::io(name))?;
             job.step((batch.len() / width) as u64)?;
@@ -432,31 +441,5 @@ pub(crate) fn write_section<W: Write + Send>(
         if record.is_none() {
             return Ok(());
         }
-    }
-}
-
-/// The function that appends an n-gram's words (the first `m` of a row) separated by spaces,
-/// for rows in prefix order: the words a row shares with the row before are copied from that
-/// row's text instead of being looked up again (most n-grams share all but their last words).
-fn section_words(vocab: &Vocab, m: usize) -> impl FnMut(&[u32], &mut Vec<u8>) + '_ {
-    // the last row's words, its text, and where each word's text ends
-    let mut last: Vec<u32> = Vec::with_capacity(m);
-    let mut line: Vec<u8> = Vec::new();
-    let mut ends: Vec<usize> = Vec::with_capacity(m);
-    move |row: &[u32], text: &mut Vec<u8>| {
-        let words = &row[..m];
-        let shared = last.iter().zip(words).take_while(|(a, b)| a == b).count();
-        last.truncate(shared);
-        ends.truncate(shared);
-        line.truncate(ends.last().copied().unwrap_or(0));
-        for (i, &w) in words.iter().enumerate().skip(shared) {
-            if i > 0 {
-                line.push(b' ');
-            }
-            line.extend_from_slice(vocab.word(w).as_bytes());
-            ends.push(line.len());
-            last.push(w);
-        }
-        text.extend_from_slice(&line);
     }
 }
