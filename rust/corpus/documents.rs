@@ -2,10 +2,12 @@
 //! actors of `fastppl.ray`): each text cleaned as `fastppl.text.clean_text` does, tokenized as
 //! `Corpus.from_texts` does with its native tokenizers, and closed as a document.
 
+use rayon::prelude::*;
+
 use super::clean::clean_text;
 use super::nltk::{Grouping, Punkt, WordRule};
 use super::{Corpus, SentenceMode};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::util::job::Job;
 
 /// How a text becomes sentences.
@@ -37,9 +39,21 @@ pub struct Reading<'p> {
     pub lowercase: bool,
 }
 
+/// Texts read at a time: each of them on one core, all cores busy. Bounds what a batch of long
+/// texts holds at once beside the corpus being built.
+const TEXTS_PER_WINDOW: usize = 1024;
+
 impl Corpus {
     /// A corpus of `texts`, one document each (an empty text is an empty document), read by
     /// `reading`.
+    ///
+    /// The texts are read on all cores, each on one thread into a corpus of its own, and
+    /// appended in order ([`Corpus::append`]): the same corpus as reading them one after the
+    /// other. A batch holds many short texts, and each text's own parallel passes would hand
+    /// work from thread to thread several times per text, which costs more than reading a
+    /// short text where the other core sits idle (a thread woken on an idle core: ~70 µs a
+    /// text for 20-line texts, with the NLTK tokenizer). The first error, in the order of the
+    /// texts, is returned, naming its document (0-based).
     ///
     /// ```
     /// use fastppl::corpus::documents::{Reading, Tokenizer};
@@ -57,19 +71,158 @@ impl Corpus {
     /// ```
     pub fn from_documents(texts: &[String], reading: &Reading<'_>, job: &Job) -> Result<Corpus> {
         let mut corpus = Corpus::new();
+        for (window, group) in texts.chunks(TEXTS_PER_WINDOW).enumerate() {
+            job.check()?;
+            let parts: Vec<Result<Corpus>> = group
+                .par_iter()
+                .map(|text| Corpus::from_document(text, reading, job))
+                .collect();
+            for (i, part) in parts.into_iter().enumerate() {
+                let part = part.map_err(|e| match e {
+                    Error::InvalidArgument(msg) => {
+                        Error::invalid(format!("document {}: {msg}", window * TEXTS_PER_WINDOW + i))
+                    }
+                    other => other,
+                })?;
+                corpus.append(&part);
+                corpus.end_document();
+            }
+        }
+        Ok(corpus)
+    }
+
+    /// The sentences of one text read by `reading` (on the calling thread, but for the parallel
+    /// passes of the NLTK tokenizer, which a long text still gets).
+    fn from_document(text: &str, reading: &Reading<'_>, job: &Job) -> Result<Corpus> {
+        let mut corpus = Corpus::new();
+        let text = clean_text(text, &reading.skip_line_prefixes, reading.lowercase);
+        match reading.tokenizer {
+            Tokenizer::Whitespace(mode) => corpus.push_whitespace_text(&text, mode)?,
+            Tokenizer::Kenlm => corpus.push_kenlm_text(&text)?,
+            Tokenizer::Nltk {
+                punkt,
+                grouping,
+                rule,
+            } => corpus.push_nltk_text(&text, punkt, grouping, rule, job)?,
+        }
+        Ok(corpus)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::corpus::nltk::PunktParams;
+    use crate::corpus::SentenceMode;
+
+    /// The corpus of `texts` read one after the other into one corpus.
+    fn one_after_the_other(texts: &[String], reading: &Reading<'_>) -> Corpus {
+        let mut corpus = Corpus::new();
         for text in texts {
             let text = clean_text(text, &reading.skip_line_prefixes, reading.lowercase);
             match reading.tokenizer {
-                Tokenizer::Whitespace(mode) => corpus.push_whitespace_text(&text, mode)?,
-                Tokenizer::Kenlm => corpus.push_kenlm_text(&text)?,
+                Tokenizer::Whitespace(mode) => corpus.push_whitespace_text(&text, mode).unwrap(),
+                Tokenizer::Kenlm => corpus.push_kenlm_text(&text).unwrap(),
                 Tokenizer::Nltk {
                     punkt,
                     grouping,
                     rule,
-                } => corpus.push_nltk_text(&text, punkt, grouping, rule, job)?,
+                } => corpus
+                    .push_nltk_text(&text, punkt, grouping, rule, &Job::none())
+                    .unwrap(),
             }
             corpus.end_document();
         }
-        Ok(corpus)
+        corpus
+    }
+
+    fn assert_same(a: &Corpus, b: &Corpus) {
+        assert_eq!(a.ids(), b.ids());
+        assert_eq!(a.sentence_offsets(), b.sentence_offsets());
+        assert_eq!(a.document_offsets(), b.document_offsets());
+        assert!(a.vocab().words().eq(b.vocab().words()));
+    }
+
+    #[test]
+    fn documents_read_in_parallel_make_the_corpus_read_one_after_the_other() {
+        // more texts than a window, words shared across texts and new ones, empty texts,
+        // blank lines (KenLM's empty sentences), terminators inside lines
+        let texts: Vec<String> = (0..2 * TEXTS_PER_WINDOW + 37)
+            .map(|i| match i % 5 {
+                0 => String::new(),
+                1 => format!("Dr. Smith saw w{i}. It's fine!\n\nw{} and w{i} ?", i / 3),
+                2 => format!("# skipped {i}\nA b . c\n \nd{i} e"),
+                3 => "\n\n".to_string(),
+                _ => format!("\"Quoted,\" said w{}. Then -- nothing...", i % 7),
+            })
+            .collect();
+        let mut params = PunktParams::default();
+        params.abbrev_types.insert("dr".to_string());
+        let punkt = Punkt::new(params);
+        let mut tokenizers = vec![
+            Tokenizer::Kenlm,
+            Tokenizer::Whitespace(SentenceMode::Lines),
+            Tokenizer::Whitespace(SentenceMode::Terminators),
+        ];
+        for grouping in [
+            Grouping::Punkt,
+            Grouping::Lines,
+            Grouping::Terminators,
+            Grouping::Whole,
+        ] {
+            for punkt in [None, Some(&punkt)] {
+                tokenizers.push(Tokenizer::Nltk {
+                    punkt,
+                    grouping,
+                    rule: WordRule::Nltk,
+                });
+            }
+        }
+        for tokenizer in tokenizers {
+            for lowercase in [false, true] {
+                let reading = Reading {
+                    tokenizer,
+                    skip_line_prefixes: vec!["#".into()],
+                    lowercase,
+                };
+                let got = Corpus::from_documents(&texts, &reading, &Job::none()).unwrap();
+                assert_same(&got, &one_after_the_other(&texts, &reading));
+            }
+        }
+    }
+
+    #[test]
+    fn the_first_bad_document_is_named() {
+        let reading = Reading {
+            tokenizer: Tokenizer::Whitespace(SentenceMode::Lines),
+            skip_line_prefixes: Vec::new(),
+            lowercase: false,
+        };
+        let mut texts = vec!["a b".to_string(); TEXTS_PER_WINDOW + 9];
+        texts[TEXTS_PER_WINDOW + 3] = "a <s> b".into();
+        texts[TEXTS_PER_WINDOW + 7] = "</s>".into();
+        let err = Corpus::from_documents(&texts, &reading, &Job::none()).unwrap_err();
+        let msg = err.to_string();
+        assert!(
+            msg.starts_with(&format!("document {}: ", TEXTS_PER_WINDOW + 3))
+                && msg.contains("reserved token \"<s>\""),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn a_cancelled_job_stops_the_batch() {
+        let reading = Reading {
+            tokenizer: Tokenizer::Kenlm,
+            skip_line_prefixes: Vec::new(),
+            lowercase: false,
+        };
+        let job = Job::none();
+        job.cancel();
+        let texts = vec!["a".to_string(); 3];
+        assert!(matches!(
+            Corpus::from_documents(&texts, &reading, &job),
+            Err(Error::Cancelled)
+        ));
     }
 }

@@ -247,6 +247,20 @@ impl Corpus {
         Ok(())
     }
 
+    /// Appends the sentences of `part` (all closed) to the current document, as reading the
+    /// text of `part` here would have: its words are interned in the order `part` first met
+    /// them, so the ids of the words new here follow their first occurrences.
+    pub fn append(&mut self, part: &Corpus) {
+        debug_assert_eq!(part.ids.len(), part.sentence_offsets[part.num_sentences()]);
+        debug_assert_eq!(self.ids.len(), self.sentence_offsets[self.num_sentences()]);
+        // the reserved words come first in both vocabularies, so they keep their ids
+        let ids: Vec<u32> = part.vocab.words().map(|w| self.vocab.intern(w)).collect();
+        let base = self.ids.len();
+        self.ids.extend(part.ids.iter().map(|&id| ids[id as usize]));
+        self.sentence_offsets
+            .extend(part.sentence_offsets[1..].iter().map(|&end| base + end));
+    }
+
     /// Closes the current document; the next sentences start a new one. A document with no
     /// sentence is kept (it has no token and is left out of macro averages).
     pub fn end_document(&mut self) {
