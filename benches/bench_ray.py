@@ -12,7 +12,11 @@ each task or actor reserves 1 CPU and runs its Rust code on 1 thread). Estimatio
 report gives medians over ``--repeats`` and the ratios against the single-machine baseline
 measured in the same run. Use a release build (``maturin develop --release``).
 
-Scoring: the documents are written once to a JSON-lines file in ``--workdir``; each repeat runs
+Scoring: an order-3 model of the first shard scores documents of 20 lines of the next shards,
+read as ``fastppl.ray.score`` reads them by default (``--score-tokenizer nltk``: raw text,
+``word_tokenize``, sentences ended by ``. ! ?``) or as pre-tokenized lines (``whitespace``, the
+least work per token, where Ray's own costs weigh most). The documents are written once to a
+JSON-lines file in ``--workdir``; each repeat runs
 the in-process baseline, then 1 and 2 actors (in alternating order, so that a change in the
 machine's load weighs on both arms alike), each in a fresh cluster of ``num_cpus=2``. The
 report gives the whole run (what a user waits for: actors started, model mapped, every batch
@@ -67,14 +71,15 @@ SCORE = """
 import json, sys, time
 import ray
 import fastppl.ray as fray
-model, docs_path, actors, batch_size = json.loads(sys.argv[1])
+model, docs_path, actors, batch_size, tokenizer = json.loads(sys.argv[1])
+options = {"tokenizer": tokenizer, "sentences": "lines" if tokenizer == "whitespace" else None}
 with open(docs_path, encoding="utf-8") as f:
     docs = [json.loads(line) for line in f]
 ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR")
 def timed(ds):
     t0 = time.perf_counter()
     scored = fray.score(model, ds, concurrency=actors, batch_size=batch_size,
-                        tokenizer="whitespace", sentences="lines").materialize()
+                        **options).materialize()
     seconds = time.perf_counter() - t0  # (the count below is another Ray job: not timed)
     return seconds, int(scored.sum("num_tokens"))
 # Ray Data's first job in a session starts its own helper actors: not part of scoring
@@ -91,16 +96,16 @@ print(json.dumps({"seconds": seconds, "tokens": tokens, "docs": len(docs),
 # the same documents scored in this process on one thread: the work one actor has to do
 SCORE_IN_PROCESS = """
 import json, sys, time
-from fastppl import Corpus, NGramModel
-model, docs_path, batch_size = json.loads(sys.argv[1])
+from fastppl import NGramModel
+model, docs_path, batch_size, tokenizer = json.loads(sys.argv[1])
+options = {"tokenizer": tokenizer, "sentences": "lines" if tokenizer == "whitespace" else None}
 with open(docs_path, encoding="utf-8") as f:
     docs = [json.loads(line) for line in f]
 m = NGramModel.load(model)
 t0 = time.perf_counter()
 tokens = 0
 for i in range(0, len(docs), batch_size):
-    tokens += int(m.evaluate(Corpus.from_texts(docs[i : i + batch_size], tokenizer="whitespace",
-                                               sentences="lines")).num_tokens)
+    tokens += int(m.evaluate_texts(docs[i : i + batch_size], **options).num_tokens)
 print(json.dumps({"seconds": time.perf_counter() - t0, "tokens": tokens}))
 """
 
@@ -153,6 +158,14 @@ def main() -> None:
     )
     ap.add_argument("--score-lines", type=int, default=2_000_000, help="lines scored per shard")
     ap.add_argument("--batch-size", type=int, default=2000, help="documents per scoring batch")
+    ap.add_argument(
+        "--score-tokenizer",
+        choices=("nltk", "whitespace"),
+        default="nltk",
+        help="how the scored documents are read (and the model's text): nltk, fastppl.ray.score's"
+        " default (raw text: word_tokenize, sentences ended by . ! ?), or whitespace (text taken"
+        " as tokenized already, a sentence per line: the least work per token)",
+    )
     ap.add_argument("--skip-train", action="store_true")
     ap.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "fastppl-ray")
     ap.add_argument("--json", type=Path)
@@ -188,8 +201,10 @@ def main() -> None:
             out.unlink()
         single_out.unlink()
 
-    # scoring: an order-3 model of the first shard, the second shard's lines as documents
+    # scoring: an order-3 model of the first shard, the next shards' lines as documents, both
+    # read the same way
     model = args.workdir / "score-model.fppl"
+    sentences = "lines" if args.score_tokenizer == "whitespace" else "terminators"
     subprocess.run(
         [
             sys.executable,
@@ -200,7 +215,9 @@ def main() -> None:
             "-o",
             "3",
             "--tokenizer",
-            "whitespace",
+            args.score_tokenizer,
+            "--sentences",
+            sentences,
             GUTENBERG[0],
             str(model),
         ],
@@ -217,12 +234,13 @@ def main() -> None:
                 str(model),
                 str(docs),
                 args.batch_size,
+                args.score_tokenizer,
                 env={"RAYON_NUM_THREADS": "1"},
             )
         )
         for actors in (1, 2) if repeat % 2 == 0 else (2, 1):
             results.setdefault(f"score-{actors}", []).append(
-                run(SCORE, str(model), str(docs), actors, args.batch_size)
+                run(SCORE, str(model), str(docs), actors, args.batch_size, args.score_tokenizer)
             )
     model.unlink()
     docs.unlink()
@@ -231,6 +249,7 @@ def main() -> None:
         return statistics.median(r[key] for r in results[case])
 
     print(f"order {args.order}, {args.shards} Gutenberg shards, {args.partitions} partitions")
+    print(f"  scoring: documents read with tokenizer={args.score_tokenizer!r}")
     print(
         "  load average (1, 5, 15 min) before scoring: "
         + " ".join(f"{x:.1f}" for x in load_before)
