@@ -260,10 +260,7 @@ fn tokenize_batch(pieces: &[(&str, bool)], rule: WordRule) -> Batch {
         let push = |t: &str| batch.push_token(t);
         match rule {
             WordRule::Nltk => word::tokenize(piece, push),
-            WordRule::Whitespace => piece
-                .split(chars::is_py_space)
-                .filter(|t| !t.is_empty())
-                .for_each(push),
+            WordRule::Whitespace => word::py_split(piece, push),
         }
         batch.end_piece(ends_group);
     }
