@@ -2,7 +2,6 @@
 
 use std::path::PathBuf;
 
-use hashbrown::HashMap;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
@@ -58,29 +57,19 @@ pub fn nltk_word_tokenize<'py>(
     token_list(py, &tokens)
 }
 
-/// The list of `tokens`: each distinct token becomes one Python `str` (the batches' types are
-/// looked up once each, not each token), which the list holds as often as the token occurs; the
-/// list is filled in place, with no list of references in between.
+/// The list of `tokens`: each type of the text (distinct token) becomes one Python `str`, which
+/// the list holds as often as the token occurs; the list is filled in place, with no list of
+/// references in between.
 fn token_list<'py>(py: Python<'py>, tokens: &nltk::Tokens) -> PyResult<Bound<'py, PyList>> {
     let len = ffi::Py_ssize_t::try_from(tokens.len()).expect("fewer tokens than isize::MAX");
     // SAFETY: `PyList_New` gives a new reference to a list of `len` empty slots, or NULL with an
     // exception set, which `from_owned_ptr_or_err` raises.
     let list = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyList_New(len))? };
-    let mut ids: HashMap<&str, usize> = HashMap::new();
-    let mut strings: Vec<Bound<'py, PyString>> = Vec::new();
+    let strings: Vec<Bound<'py, PyString>> = tokens.types().map(|t| PyString::new(py, t)).collect();
     let mut slot: ffi::Py_ssize_t = 0;
-    for (types, batch) in tokens.batches() {
-        let string_of_type: Vec<usize> = types
-            .into_iter()
-            .map(|t| {
-                *ids.entry(t).or_insert_with(|| {
-                    strings.push(PyString::new(py, t));
-                    strings.len() - 1
-                })
-            })
-            .collect();
+    for (text_types, batch) in tokens.batches() {
         for &t in batch {
-            let string = strings[string_of_type[t as usize]].clone();
+            let string = strings[text_types[t as usize] as usize].clone();
             // SAFETY: `list` is a list of `len` slots, the number of tokens of all batches, so
             // `slot < len`; each slot is set once, while empty, and takes over the reference
             // `into_ptr` gives (a valid `str`).

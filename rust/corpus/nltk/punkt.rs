@@ -99,7 +99,18 @@ fn char_at(s: &str, i: usize) -> Option<char> {
 }
 
 /// `_re_multi_char_punct` (`\-{2,}|\.{2,}|(?:\.\s){2,}\.`) at byte `i` of `s`: its length.
+/// (Asked at each character of the words of every Punkt context: the test of the first byte
+/// is inlined.)
+#[inline]
 fn multi_char_at(s: &str, i: usize) -> Option<usize> {
+    match s.as_bytes().get(i) {
+        Some(b'-' | b'.') => multi_char_run(s, i),
+        _ => None,
+    }
+}
+
+/// [`multi_char_at`] at a `-` or `.`.
+fn multi_char_run(s: &str, i: usize) -> Option<usize> {
     let bytes = s.as_bytes();
     let b = &bytes[i..];
     let run = |c: u8| b.iter().take_while(|&&x| x == c).count();

@@ -99,9 +99,12 @@ fn replace_literal(text: String, from: &str, to: &str) -> String {
 /// glance.)
 pub fn tokenize(text: &str, emit: impl FnMut(&str)) {
     let present = Bytes::of(text);
+    // (room for the spaces the rules add, so that those rewriting in place seldom reallocate)
+    let mut owned = String::with_capacity(text.len() + text.len() / 8 + 16);
+    owned.push_str(text);
     // STARTING_QUOTES 1: `([«“‘„]|[`]+)` -> ` \1 `.
     let mut t = pad(
-        text.to_string(),
+        owned,
         &present,
         OPEN_QUOTE_BYTES,
         b"`\xc2\xe2",
@@ -316,8 +319,9 @@ fn is_closing_ascii(c: char) -> bool {
 /// PUNCTUATION 1 (`([^\.])(\.)([\]\)}>"\'»”’ ]*+)\s*$` -> `\1 \2 \3 `, `spaced`) and
 /// PUNCTUATION 7 (`([^\.])(\.)([\]\)}>"\']*)\s*$` -> `\1 \2\3 `): the final period, followed
 /// only by closing characters (`closing`) and whitespace. No `.` can follow the matched one, so
-/// it is the last `.` of the text, and the match is unique.
-fn final_period(text: String, closing: fn(char) -> bool, spaced: bool) -> String {
+/// it is the last `.` of the text, and the match is unique. Rewritten in place: only the short
+/// tail after the period moves.
+fn final_period(mut text: String, closing: fn(char) -> bool, spaced: bool) -> String {
     let Some(dot) = text.rfind('.') else {
         return text;
     };
@@ -332,15 +336,14 @@ fn final_period(text: String, closing: fn(char) -> bool, spaced: bool) -> String
     if !after[run..].chars().all(is_space) {
         return text;
     }
-    let mut out = String::with_capacity(text.len() + 3);
-    out.push_str(&text[..dot]);
-    out.push_str(" .");
+    // text[..dot] + " ." + (" " if spaced) + the closing run + " "
+    text.truncate(dot + 1 + run);
+    text.insert(dot, ' ');
     if spaced {
-        out.push(' ');
+        text.insert(dot + 2, ' ');
     }
-    out.push_str(&after[..run]);
-    out.push(' ');
-    out
+    text.push(' ');
+    text
 }
 
 /// For each byte: whether it can start a White_Space character (the ASCII spaces, and the
@@ -766,6 +769,28 @@ mod tests {
         for (pattern, replacement, rule) in rules {
             let regex = regex::Regex::new(pattern).unwrap();
             for text in all_strings(&alphabet, 4) {
+                let expected = regex.replace_all(&text, replacement).into_owned();
+                assert_eq!(rule(text.clone()), expected, "{pattern} on {text:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn final_period_is_nltks_patterns() {
+        let alphabet = [".", "a", " ", "\n", ")", "'", "»", "\u{a0}"];
+        let rules: [Rule; 2] = [
+            (
+                r#"([^\.])(\.)([\]\)}>"\'»”’ ]*)\s*$"#,
+                "${1} ${2} ${3} ",
+                |t| final_period(t, is_closing_or_space, true),
+            ),
+            (r#"([^\.])(\.)([\]\)}>"\']*)\s*$"#, "${1} ${2}${3} ", |t| {
+                final_period(t, is_closing_ascii, false)
+            }),
+        ];
+        for (pattern, replacement, rule) in rules {
+            let regex = regex::Regex::new(pattern).unwrap();
+            for text in all_strings(&alphabet, 5) {
                 let expected = regex.replace_all(&text, replacement).into_owned();
                 assert_eq!(rule(text.clone()), expected, "{pattern} on {text:?}");
             }
