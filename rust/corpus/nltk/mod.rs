@@ -285,6 +285,17 @@ fn for_each_batch<S: Sync + Send, R: Send>(
     if start < pieces.len() {
         batches.push(&pieces[start..]);
     }
+    let text_bytes = |b: &[(&str, bool)]| b.iter().map(|(p, _)| p.len() as u64 + 1).sum::<u64>();
+    if let [only] = batches[..] {
+        // a short text (a sentence a call, say): tokenized on this thread, as handing it to the
+        // pool and waiting for it would take longer than the work
+        job.check()?;
+        let batch = tokenize_batch(only, rule);
+        let r = resolve(state, &batch);
+        emit(state, batch, r);
+        job.advance(text_bytes(only));
+        return Ok(());
+    }
     // A window of batches at a time keeps memory bounded by a few batches per thread; the
     // tokens of one window are handed to `emit` (sequential: interning) while the next window
     // is tokenized on the other cores. Between the two, `resolve` runs on all cores on the
@@ -305,13 +316,7 @@ fn for_each_batch<S: Sync + Send, R: Send>(
                 ready.drain(..).for_each(|(batch, r)| emit(state, batch, r));
             },
         );
-        job.advance(
-            group
-                .iter()
-                .flat_map(|b| b.iter())
-                .map(|(p, _)| p.len() as u64 + 1)
-                .sum(),
-        );
+        job.advance(group.iter().map(|b| text_bytes(b)).sum());
         let known: &S = state;
         ready = done
             .into_par_iter()

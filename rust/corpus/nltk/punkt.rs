@@ -422,12 +422,21 @@ impl Punkt {
     /// The decisions are independent of each other, so they are taken on all cores.
     fn slices(&self, text: &str) -> Vec<Span> {
         use rayon::prelude::*;
+        /// Candidates a task decides, at least.
+        const TASK: usize = 4096;
         let candidates = candidates(text);
-        let breaks: Vec<bool> = candidates
-            .par_iter()
-            .with_min_len(4096)
-            .map(|c| self.contains_sentbreak(&text[c.context.0..c.context.1]))
-            .collect();
+        let decide = |c: &Candidate| self.contains_sentbreak(&text[c.context.0..c.context.1]);
+        // (a short text's few candidates on this thread: handing them to the pool and waiting
+        // for them would take longer)
+        let breaks: Vec<bool> = if candidates.len() <= TASK {
+            candidates.iter().map(decide).collect()
+        } else {
+            candidates
+                .par_iter()
+                .with_min_len(TASK)
+                .map(decide)
+                .collect()
+        };
         let mut slices = Vec::new();
         let mut last_break = 0;
         for (candidate, is_break) in candidates.iter().zip(breaks) {
