@@ -137,6 +137,14 @@ def punkt_model(language: str = "english") -> _core.PunktModel:
     >>> punkt_model("english").sent_tokenize("It is. It was.")
     ['It is.', 'It was.']
     """
+    return _language_model(_check_language(language))
+
+
+@functools.lru_cache(maxsize=32)
+def _language_model(language: str) -> _core.PunktModel:
+    """The model of ``language``, its folder looked up once (as NLTK caches its tokenizer per
+    language): a sentence-at-a-time caller would otherwise spend more on the lookup than on the
+    tokenizing."""
     return _native_model(str(punkt_dir(language)))
 
 

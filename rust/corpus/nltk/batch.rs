@@ -22,8 +22,24 @@ pub struct Batch {
     /// For each piece: its end in `tokens`, and whether it ends a group.
     piece_ends: Vec<(usize, bool)>,
     /// Types by the hash of their spelling.
-    index: HashTable<u32>,
+    index: HashTable<Entry>,
     hasher: DefaultHashBuilder,
+}
+
+/// A type in the index, with the place of its spelling in `bytes` (a probe compares the
+/// lengths, then the bytes, without looking `type_ends` up).
+#[derive(Clone, Copy)]
+struct Entry {
+    start: usize,
+    len: u32,
+    id: u32,
+}
+
+impl Entry {
+    #[inline]
+    fn spelling(self, bytes: &str) -> &[u8] {
+        &bytes.as_bytes()[self.start..self.start + self.len as usize]
+    }
 }
 
 /// Type `i` in `bytes` ended by `ends`.
@@ -49,22 +65,29 @@ impl Batch {
 
     /// Appends a token to the current piece.
     pub fn push_token(&mut self, token: &str) {
-        let hash = self.hasher.hash_one(token);
-        let (bytes, ends) = (&self.bytes, &self.type_ends);
+        let key = token.as_bytes();
+        let hash = self.hasher.hash_one(key);
+        let bytes = &self.bytes;
         let found = self
             .index
-            .find(hash, |&i| spelling(bytes, ends, i) == token)
-            .copied();
-        let id = if let Some(i) = found {
-            i
+            .find(hash, |e| {
+                e.len as usize == key.len() && e.spelling(bytes) == key
+            })
+            .map(|e| e.id);
+        let id = if let Some(id) = found {
+            id
         } else {
-            let i = u32::try_from(self.type_ends.len()).expect("fewer than 2^32 types");
+            let entry = Entry {
+                start: self.bytes.len(),
+                len: u32::try_from(token.len()).expect("a token under 4 GiB"),
+                id: u32::try_from(self.type_ends.len()).expect("fewer than 2^32 types"),
+            };
             self.bytes.push_str(token);
             self.type_ends.push(self.bytes.len());
-            let (bytes, ends, hasher) = (&self.bytes, &self.type_ends, &self.hasher);
+            let (bytes, hasher) = (&self.bytes, &self.hasher);
             self.index
-                .insert_unique(hash, i, |&j| hasher.hash_one(spelling(bytes, ends, j)));
-            i
+                .insert_unique(hash, entry, |e| hasher.hash_one(e.spelling(bytes)));
+            entry.id
         };
         self.tokens.push(id);
     }
@@ -90,6 +113,7 @@ impl Batch {
     }
 
     /// The spelling of type `i`.
+    #[inline]
     pub fn spelling(&self, i: u32) -> &str {
         spelling(&self.bytes, &self.type_ends, i)
     }

@@ -23,6 +23,9 @@ pub mod params;
 pub mod punkt;
 pub mod word;
 
+use std::hash::BuildHasher;
+
+use hashbrown::{DefaultHashBuilder, HashTable};
 use rayon::prelude::*;
 
 use super::vocab::{BOS, EOS};
@@ -80,10 +83,18 @@ pub fn sent_tokenize<'a>(punkt: &Punkt, text: &'a str) -> Vec<&'a str> {
         .collect()
 }
 
-/// The tokens of a text, by batches of consecutive sentences, each batch's distinct tokens
-/// stored once (so that a caller can convert each type once, not each token).
+/// The tokens of a text, by batches of consecutive sentences, with the text's distinct tokens
+/// (its types) found once: a caller converts each type once, not each token.
+#[derive(Default)]
 pub struct Tokens {
     batches: Vec<Batch>,
+    /// For each batch, the text's type of each of the batch's types.
+    text_types: Vec<Vec<u32>>,
+    /// Each type of the text, in order of first occurrence: (batch, type of the batch).
+    types: Vec<(u32, u32)>,
+    /// The text's types by the hash of their spelling.
+    index: HashTable<u32>,
+    hasher: DefaultHashBuilder,
 }
 
 impl Tokens {
@@ -105,13 +116,74 @@ impl Tokens {
         self.len() == 0
     }
 
-    /// The batches in order: each one's types (their spellings, by type index) and its tokens
-    /// (as type indices).
-    pub fn batches(&self) -> impl Iterator<Item = (Vec<&str>, &[u32])> {
-        self.batches.iter().map(|b| {
-            let types = (0..b.num_types() as u32).map(|t| b.spelling(t)).collect();
-            (types, b.tokens())
-        })
+    /// The text's types (its distinct tokens), in order of first occurrence.
+    pub fn types(&self) -> impl ExactSizeIterator<Item = &str> {
+        self.types
+            .iter()
+            .map(|&(b, t)| self.batches[b as usize].spelling(t))
+    }
+
+    /// The tokens, by batches in order: for each batch, the text's type of each type of the
+    /// batch, and the batch's tokens (as types of the batch).
+    pub fn batches(&self) -> impl Iterator<Item = (&[u32], &[u32])> {
+        self.text_types
+            .iter()
+            .zip(&self.batches)
+            .map(|(types, b)| (types.as_slice(), b.tokens()))
+    }
+
+    /// The text's type spelled `spelling`, if any (`hash` its hash).
+    fn find(&self, hash: u64, spelling: &str) -> Option<u32> {
+        self.index
+            .find(hash, |&i| {
+                let (b, t) = self.types[i as usize];
+                self.batches[b as usize].spelling(t) == spelling
+            })
+            .copied()
+    }
+
+    /// For each type of `batch`: the text's type, or [`UNSET`] when it is not one yet (looked up
+    /// on the worker threads, against the batches before `batch`'s window).
+    fn known(&self, batch: &Batch) -> Vec<u32> {
+        (0..batch.num_types() as u32)
+            .map(|t| {
+                let spelling = batch.spelling(t);
+                self.find(self.hasher.hash_one(spelling), spelling)
+                    .unwrap_or(UNSET)
+            })
+            .collect()
+    }
+
+    /// Appends `batch`, whose types `known` looked up: those still unknown become types of the
+    /// text (one may have been added by an earlier batch of the same window).
+    fn push(&mut self, batch: Batch, mut text_types: Vec<u32>) {
+        let b = u32::try_from(self.batches.len()).expect("fewer than 2^32 batches");
+        self.batches.push(batch);
+        for (t, id) in text_types.iter_mut().enumerate() {
+            if *id != UNSET {
+                continue;
+            }
+            let spelling = self.batches[b as usize].spelling(t as u32);
+            let hash = self.hasher.hash_one(spelling);
+            if let Some(found) = self.find(hash, spelling) {
+                *id = found;
+                continue;
+            }
+            *id = u32::try_from(self.types.len()).expect("fewer than 2^32 types");
+            self.types.push((b, t as u32));
+            let Tokens {
+                batches,
+                types,
+                index,
+                hasher,
+                ..
+            } = self;
+            index.insert_unique(hash, *id, |&i| {
+                let (b, t) = types[i as usize];
+                hasher.hash_one(batches[b as usize].spelling(t))
+            });
+        }
+        self.text_types.push(text_types);
     }
 }
 
@@ -127,16 +199,16 @@ pub fn word_tokenize(punkt: Option<&Punkt>, text: &str, job: &Job) -> Result<Tok
         None => vec![(text, true)],
     };
     job.stage("tokenizing", text.len() as u64)?;
-    let mut batches = Vec::new();
+    let mut tokens = Tokens::default();
     for_each_batch(
         &pieces,
         WordRule::Nltk,
         job,
-        &mut batches,
-        |_, _| (),
-        |batches, batch, ()| batches.push(batch),
+        &mut tokens,
+        Tokens::known,
+        Tokens::push,
     )?;
-    Ok(Tokens { batches })
+    Ok(tokens)
 }
 
 /// The pieces the word rule is applied to, each with "ends a group" (a corpus sentence for
@@ -213,6 +285,17 @@ fn for_each_batch<S: Sync + Send, R: Send>(
     if start < pieces.len() {
         batches.push(&pieces[start..]);
     }
+    let text_bytes = |b: &[(&str, bool)]| b.iter().map(|(p, _)| p.len() as u64 + 1).sum::<u64>();
+    if let [only] = batches[..] {
+        // a short text (a sentence a call, say): tokenized on this thread, as handing it to the
+        // pool and waiting for it would take longer than the work
+        job.check()?;
+        let batch = tokenize_batch(only, rule);
+        let r = resolve(state, &batch);
+        emit(state, batch, r);
+        job.advance(text_bytes(only));
+        return Ok(());
+    }
     // A window of batches at a time keeps memory bounded by a few batches per thread; the
     // tokens of one window are handed to `emit` (sequential: interning) while the next window
     // is tokenized on the other cores. Between the two, `resolve` runs on all cores on the
@@ -233,13 +316,7 @@ fn for_each_batch<S: Sync + Send, R: Send>(
                 ready.drain(..).for_each(|(batch, r)| emit(state, batch, r));
             },
         );
-        job.advance(
-            group
-                .iter()
-                .flat_map(|b| b.iter())
-                .map(|(p, _)| p.len() as u64 + 1)
-                .sum(),
-        );
+        job.advance(group.iter().map(|b| text_bytes(b)).sum());
         let known: &S = state;
         ready = done
             .into_par_iter()
@@ -260,10 +337,7 @@ fn tokenize_batch(pieces: &[(&str, bool)], rule: WordRule) -> Batch {
         let push = |t: &str| batch.push_token(t);
         match rule {
             WordRule::Nltk => word::tokenize(piece, push),
-            WordRule::Whitespace => piece
-                .split(chars::is_py_space)
-                .filter(|t| !t.is_empty())
-                .for_each(push),
+            WordRule::Whitespace => word::py_split(piece, push),
         }
         batch.end_piece(ends_group);
     }
@@ -348,5 +422,53 @@ impl Corpus {
         result?;
         self.end_sentence();
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn english() -> Punkt {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("python/fastppl/data/punkt_tab/english");
+        Punkt::new(PunktParams::load(&dir).unwrap())
+    }
+
+    #[test]
+    fn text_types_are_found_once_across_batches() {
+        // enough text for more batches than a window holds, the same words in each
+        let sentence = "Dr. Watson's here, isn't he? The game (afoot) is on. ";
+        let batches = 4 * rayon::current_num_threads().max(1) + 2;
+        let text = sentence.repeat(batches * MIN_BATCH_BYTES / sentence.len());
+        let punkt = english();
+        let tokens = word_tokenize(Some(&punkt), &text, &Job::none()).unwrap();
+        let expected: Vec<String> = sent_tokenize(&punkt, &text)
+            .into_iter()
+            .flat_map(|s| {
+                let mut out = Vec::new();
+                word::tokenize(s, |t| out.push(t.to_string()));
+                out
+            })
+            .collect();
+        assert!(tokens.batches().count() > 4 * rayon::current_num_threads().max(1));
+        assert_eq!(tokens.iter().collect::<Vec<_>>(), expected);
+        assert_eq!(tokens.len(), expected.len());
+        // the types: distinct, in order of first occurrence
+        let types: Vec<&str> = tokens.types().collect();
+        let mut first = Vec::new();
+        for t in &expected {
+            if !first.contains(&t.as_str()) {
+                first.push(t.as_str());
+            }
+        }
+        assert_eq!(types, first);
+        // the batches, read through the text's types, are the tokens
+        let read: Vec<&str> = tokens
+            .batches()
+            .flat_map(|(text_types, batch)| batch.iter().map(|&t| text_types[t as usize]))
+            .map(|id| types[id as usize])
+            .collect();
+        assert_eq!(read, expected);
     }
 }

@@ -99,7 +99,18 @@ fn char_at(s: &str, i: usize) -> Option<char> {
 }
 
 /// `_re_multi_char_punct` (`\-{2,}|\.{2,}|(?:\.\s){2,}\.`) at byte `i` of `s`: its length.
+/// (Asked at each character of the words of every Punkt context: the test of the first byte
+/// is inlined.)
+#[inline]
 fn multi_char_at(s: &str, i: usize) -> Option<usize> {
+    match s.as_bytes().get(i) {
+        Some(b'-' | b'.') => multi_char_run(s, i),
+        _ => None,
+    }
+}
+
+/// [`multi_char_at`] at a `-` or `.`.
+fn multi_char_run(s: &str, i: usize) -> Option<usize> {
     let bytes = s.as_bytes();
     let b = &bytes[i..];
     let run = |c: u8| b.iter().take_while(|&&x| x == c).count();
@@ -411,12 +422,21 @@ impl Punkt {
     /// The decisions are independent of each other, so they are taken on all cores.
     fn slices(&self, text: &str) -> Vec<Span> {
         use rayon::prelude::*;
+        /// Candidates a task decides, at least.
+        const TASK: usize = 4096;
         let candidates = candidates(text);
-        let breaks: Vec<bool> = candidates
-            .par_iter()
-            .with_min_len(4096)
-            .map(|c| self.contains_sentbreak(&text[c.context.0..c.context.1]))
-            .collect();
+        let decide = |c: &Candidate| self.contains_sentbreak(&text[c.context.0..c.context.1]);
+        // (a short text's few candidates on this thread: handing them to the pool and waiting
+        // for them would take longer)
+        let breaks: Vec<bool> = if candidates.len() <= TASK {
+            candidates.iter().map(decide).collect()
+        } else {
+            candidates
+                .par_iter()
+                .with_min_len(TASK)
+                .map(decide)
+                .collect()
+        };
         let mut slices = Vec::new();
         let mut last_break = 0;
         for (candidate, is_break) in candidates.iter().zip(breaks) {

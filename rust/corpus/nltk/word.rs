@@ -97,11 +97,14 @@ fn replace_literal(text: String, from: &str, to: &str) -> String {
 /// (Over 80 lines on purpose: NLTK's rules one after another in NLTK's order, each a few lines
 /// under the comment that quotes it, so that the order can be checked against NLTK's source at a
 /// glance.)
-pub fn tokenize(text: &str, mut emit: impl FnMut(&str)) {
+pub fn tokenize(text: &str, emit: impl FnMut(&str)) {
     let present = Bytes::of(text);
+    // (room for the spaces the rules add, so that those rewriting in place seldom reallocate)
+    let mut owned = String::with_capacity(text.len() + text.len() / 8 + 16);
+    owned.push_str(text);
     // STARTING_QUOTES 1: `([«“‘„]|[`]+)` -> ` \1 `.
     let mut t = pad(
-        text.to_string(),
+        owned,
         &present,
         OPEN_QUOTE_BYTES,
         b"`\xc2\xe2",
@@ -169,9 +172,7 @@ pub fn tokenize(text: &str, mut emit: impl FnMut(&str)) {
         || (present.double_nmt && contraction_words().is_match(text.as_bytes()));
     if !quotes_or_contractions {
         t = close_quotes(t);
-        for token in t.split(is_py_space).filter(|s| !s.is_empty()) {
-            emit(token);
-        }
+        py_split(&t, emit);
         return;
     }
     let mut padded = String::with_capacity(t.len() + 2);
@@ -193,9 +194,7 @@ pub fn tokenize(text: &str, mut emit: impl FnMut(&str)) {
             t = c.apply(t);
         }
     }
-    for token in t.split(is_py_space).filter(|s| !s.is_empty()) {
-        emit(token);
-    }
+    py_split(&t, emit);
 }
 
 fn first(s: &str) -> Option<char> {
@@ -320,8 +319,9 @@ fn is_closing_ascii(c: char) -> bool {
 /// PUNCTUATION 1 (`([^\.])(\.)([\]\)}>"\'»”’ ]*+)\s*$` -> `\1 \2 \3 `, `spaced`) and
 /// PUNCTUATION 7 (`([^\.])(\.)([\]\)}>"\']*)\s*$` -> `\1 \2\3 `): the final period, followed
 /// only by closing characters (`closing`) and whitespace. No `.` can follow the matched one, so
-/// it is the last `.` of the text, and the match is unique.
-fn final_period(text: String, closing: fn(char) -> bool, spaced: bool) -> String {
+/// it is the last `.` of the text, and the match is unique. Rewritten in place: only the short
+/// tail after the period moves.
+fn final_period(mut text: String, closing: fn(char) -> bool, spaced: bool) -> String {
     let Some(dot) = text.rfind('.') else {
         return text;
     };
@@ -336,15 +336,14 @@ fn final_period(text: String, closing: fn(char) -> bool, spaced: bool) -> String
     if !after[run..].chars().all(is_space) {
         return text;
     }
-    let mut out = String::with_capacity(text.len() + 3);
-    out.push_str(&text[..dot]);
-    out.push_str(" .");
+    // text[..dot] + " ." + (" " if spaced) + the closing run + " "
+    text.truncate(dot + 1 + run);
+    text.insert(dot, ' ');
     if spaced {
-        out.push(' ');
+        text.insert(dot + 2, ' ');
     }
-    out.push_str(&after[..run]);
-    out.push(' ');
-    out
+    text.push(' ');
+    text
 }
 
 /// For each byte: whether it can start a White_Space character (the ASCII spaces, and the
@@ -362,6 +361,45 @@ const SPACE_LEADS: [bool; 256] = {
     }
     t
 };
+
+/// [`SPACE_LEADS`] and U+001C..U+001F: the bytes that can start a Python whitespace character.
+const PY_SPACE_LEADS: [bool; 256] = {
+    let mut t = SPACE_LEADS;
+    let mut b = 0x1c;
+    while b <= 0x1f {
+        t[b] = true;
+        b += 1;
+    }
+    t
+};
+
+/// Python's `text.split()`: each run of non-whitespace to `emit`, in order. Only the bytes that
+/// can start a whitespace character are decoded.
+pub fn py_split(text: &str, mut emit: impl FnMut(&str)) {
+    let bytes = text.as_bytes();
+    let mut word: Option<usize> = None; // start of the current word
+    let mut i = 0;
+    while i < bytes.len() {
+        let space = if PY_SPACE_LEADS[bytes[i] as usize] {
+            let c = text[i..].chars().next().expect("a character boundary");
+            is_py_space(c).then(|| c.len_utf8())
+        } else {
+            None
+        };
+        let Some(n) = space else {
+            word.get_or_insert(i);
+            i += 1;
+            continue;
+        };
+        if let Some(start) = word.take() {
+            emit(&text[start..i]);
+        }
+        i += n;
+    }
+    if let Some(start) = word {
+        emit(&text[start..]);
+    }
+}
 
 /// ENDING_QUOTES 4: `\s+` -> ` ` (`regex`'s `\s`: White_Space), copying the text between
 /// spaces by slices.
@@ -734,6 +772,56 @@ mod tests {
                 let expected = regex.replace_all(&text, replacement).into_owned();
                 assert_eq!(rule(text.clone()), expected, "{pattern} on {text:?}");
             }
+        }
+    }
+
+    #[test]
+    fn final_period_is_nltks_patterns() {
+        let alphabet = [".", "a", " ", "\n", ")", "'", "»", "\u{a0}"];
+        let rules: [Rule; 2] = [
+            (
+                r#"([^\.])(\.)([\]\)}>"\'»”’ ]*)\s*$"#,
+                "${1} ${2} ${3} ",
+                |t| final_period(t, is_closing_or_space, true),
+            ),
+            (r#"([^\.])(\.)([\]\)}>"\']*)\s*$"#, "${1} ${2}${3} ", |t| {
+                final_period(t, is_closing_ascii, false)
+            }),
+        ];
+        for (pattern, replacement, rule) in rules {
+            let regex = regex::Regex::new(pattern).unwrap();
+            for text in all_strings(&alphabet, 5) {
+                let expected = regex.replace_all(&text, replacement).into_owned();
+                assert_eq!(rule(text.clone()), expected, "{pattern} on {text:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn py_split_is_str_split() {
+        let split = |text: &str| {
+            let mut out = Vec::new();
+            py_split(text, |w| out.push(w.to_string()));
+            out
+        };
+        // the Python spaces of each lead byte, characters sharing those lead bytes, ASCII
+        let alphabet = [
+            " ", "\n", "\x1c", "\x1f", "\u{85}", "\u{a0}", "\u{84}", "\u{a1}", "\u{1680}",
+            "\u{2000}", "\u{2029}", "\u{200b}", "\u{3000}", "\u{3001}", "a", "é",
+        ];
+        for text in all_strings(&alphabet, 3) {
+            let expected: Vec<&str> = text.split(is_py_space).filter(|w| !w.is_empty()).collect();
+            assert_eq!(split(&text), expected, "{text:?}");
+        }
+        // every character: those that are Python spaces split, the others do not
+        for c in (0..=0x10_ffff_u32).filter_map(char::from_u32) {
+            let text = format!("x{c}y");
+            let expected = if is_py_space(c) {
+                vec!["x", "y"]
+            } else {
+                vec![&*text]
+            };
+            assert_eq!(split(&text), expected, "{c:?}");
         }
     }
 
