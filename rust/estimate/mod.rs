@@ -159,44 +159,74 @@ impl Tally {
     }
 }
 
-/// [`ContextStats`] gathered by all threads at once. Every field is an integer sum, so the
-/// result does not depend on the order in which the threads add.
+/// The [`ContextStats`] of every context of one order, gathered by all threads at once. Every
+/// field is an integer sum, so the result does not depend on the order in which the threads add.
+/// The sums of pruned counts live apart, allocated only when pruning is active: a context then
+/// costs 24 bytes rather than 32 (at the in-memory fit's peak, the statistics of the 4-gram
+/// contexts of a 5-gram model are its largest array).
+struct SharedStats {
+    /// Total and N1/N2/N3+ by context.
+    counts: Vec<SharedCounts>,
+    /// Sum of the pruned continuations' counts by context; empty when nothing is pruned.
+    pruned: Vec<AtomicU64>,
+}
+
+/// The sums of [`ContextStats`] but the pruned counts, for one context.
 #[derive(Debug, Default)]
-struct SharedContextStats {
+struct SharedCounts {
     total: AtomicU64,
     n1: AtomicU32,
     n2: AtomicU32,
     n3p: AtomicU32,
-    pruned: AtomicU64,
 }
 
-impl SharedContextStats {
-    /// [`ContextStats::add`], from any thread.
+impl SharedStats {
+    /// Zeroed statistics for `contexts` contexts, with room for pruned counts if `pruning`.
+    fn new(contexts: usize, pruning: bool) -> Self {
+        let zeros = |n: usize| (0..n).into_par_iter().map(|_| AtomicU64::new(0)).collect();
+        SharedStats {
+            counts: (0..contexts)
+                .into_par_iter()
+                .map(|_| SharedCounts::default())
+                .collect(),
+            pruned: if pruning { zeros(contexts) } else { Vec::new() },
+        }
+    }
+
+    /// Number of contexts.
+    fn len(&self) -> usize {
+        self.counts.len()
+    }
+
+    /// [`ContextStats::add`] to context `i`, from any thread; `pruned` only when pruning is
+    /// active.
     #[inline]
-    fn add(&self, c: u32, pruned: bool) {
-        self.total.fetch_add(u64::from(c), Relaxed);
+    fn add(&self, i: usize, c: u32, pruned: bool) {
+        let s = &self.counts[i];
+        s.total.fetch_add(u64::from(c), Relaxed);
         let counter = match Tally::of(c, pruned) {
             Tally::Pruned => {
-                self.pruned.fetch_add(u64::from(c), Relaxed);
+                self.pruned[i].fetch_add(u64::from(c), Relaxed);
                 return;
             }
-            Tally::N1 => &self.n1,
-            Tally::N2 => &self.n2,
-            Tally::N3p => &self.n3p,
+            Tally::N1 => &s.n1,
+            Tally::N2 => &s.n2,
+            Tally::N3p => &s.n3p,
             Tally::Nothing => return,
         };
         counter.fetch_add(1, Relaxed);
     }
 
-    /// The statistics gathered (read once every thread is done).
+    /// The statistics gathered for context `i` (read once every thread is done).
     #[inline]
-    fn get(&self) -> ContextStats {
+    fn get(&self, i: usize) -> ContextStats {
+        let s = &self.counts[i];
         ContextStats {
-            total: self.total.load(Relaxed),
-            n1: self.n1.load(Relaxed),
-            n2: self.n2.load(Relaxed),
-            n3p: self.n3p.load(Relaxed),
-            pruned: self.pruned.load(Relaxed),
+            total: s.total.load(Relaxed),
+            n1: s.n1.load(Relaxed),
+            n2: s.n2.load(Relaxed),
+            n3p: s.n3p.load(Relaxed),
+            pruned: self.pruned.get(i).map_or(0, |p| p.load(Relaxed)),
         }
     }
 }
@@ -410,26 +440,22 @@ impl<'a> Passes<'a> {
 
     /// The statistics of every context of order `m` (the entries of order m-1) from the
     /// effective counts `eff` of order m: one pass in slot order, on all cores.
-    fn context_stats(&self, m: usize, eff: &[u32]) -> Vec<SharedContextStats> {
+    fn context_stats(&self, m: usize, eff: &[u32]) -> SharedStats {
         let level = self.level(m);
-        if self.job.is_cancelled() {
-            return Vec::new();
-        }
         // the contexts of order m are the entries of order m-1 (one empty context for unigrams)
-        let contexts = if m >= 2 {
-            self.level(m - 1).capacity()
-        } else {
-            1
+        let contexts = match (m, self.job.is_cancelled()) {
+            (_, true) => 0,
+            (1, false) => 1,
+            _ => self.level(m - 1).capacity(),
         };
-        let st: Vec<SharedContextStats> = (0..contexts)
-            .into_par_iter()
-            .map(|_| SharedContextStats::default())
-            .collect();
-        eff.par_iter().enumerate().for_each(|(slot, &c)| {
-            if let Some(key) = self.used(&level, slot) {
-                st[level.context(key)].add(c, self.pruned(m, slot));
-            }
-        });
+        let st = SharedStats::new(contexts, self.pruning.is_active());
+        if contexts > 0 {
+            eff.par_iter().enumerate().for_each(|(slot, &c)| {
+                if let Some(key) = self.used(&level, slot) {
+                    st.add(level.context(key), c, self.pruned(m, slot));
+                }
+            });
+        }
         st
     }
 
@@ -492,7 +518,7 @@ impl<'a> Passes<'a> {
         &self,
         m: usize,
         eff: &[u32],
-        st: &[SharedContextStats],
+        st: &SharedStats,
         d: &[f64; 3],
         lower: Option<&[f64]>,
     ) -> Vec<f64> {
@@ -503,7 +529,7 @@ impl<'a> Passes<'a> {
                 let Some(key) = self.used(&level, slot).filter(|_| !self.job.is_cancelled()) else {
                     return 0.0;
                 };
-                let s = st[level.context(key)].get();
+                let s = st.get(level.context(key));
                 let c = f64::from(eff[slot]);
                 let total = s.total as f64;
                 let lower = || match lower {
@@ -525,9 +551,10 @@ impl<'a> Passes<'a> {
 
     /// The ln weight of each context whose statistics are `st` (the contexts of one order, whose
     /// discounts are `d`).
-    fn context_weights(&self, st: &[SharedContextStats], d: &[f64; 3]) -> Vec<f64> {
-        st.par_iter()
-            .map(|s| context_weight(self.smoothing, &s.get(), d, self.vocab_size).ln())
+    fn context_weights(&self, st: &SharedStats, d: &[f64; 3]) -> Vec<f64> {
+        (0..st.len())
+            .into_par_iter()
+            .map(|i| context_weight(self.smoothing, &st.get(i), d, self.vocab_size).ln())
             .collect()
     }
 
@@ -880,6 +907,32 @@ mod tests {
             }
         }
         assert!(marked > 0);
+    }
+
+    /// Statistics gathered on all cores, with and without room for pruned counts, against
+    /// [`ContextStats::add`] one continuation after the other; a context's shared counts take
+    /// less room than its full statistics.
+    #[test]
+    fn shared_stats_sum_as_context_stats_do() {
+        assert!(size_of::<SharedCounts>() < size_of::<ContextStats>());
+        let adds: Vec<(usize, u32, bool)> = (0..10_000u32)
+            .map(|i| ((i * 7 % 13) as usize, i % 5, i % 11 == 0))
+            .collect();
+        for pruning in [false, true] {
+            let shared = SharedStats::new(13, pruning);
+            adds.par_iter()
+                .for_each(|&(ctx, c, pruned)| shared.add(ctx, c, pruned && pruning));
+            let mut expected = vec![ContextStats::default(); 13];
+            for &(ctx, c, pruned) in &adds {
+                expected[ctx].add(c, pruned && pruning);
+            }
+            assert_eq!(shared.len(), 13);
+            for (i, e) in expected.iter().enumerate() {
+                let s = shared.get(i);
+                let fields = |s: &ContextStats| (s.total, s.n1, s.n2, s.n3p, s.pruned);
+                assert_eq!(fields(&s), fields(e), "context {i}, pruning {pruning}");
+            }
+        }
     }
 
     #[test]
