@@ -461,8 +461,8 @@ impl<'a> Passes<'a> {
 
     /// The model's arrays, one order at a time, lowest first: the probabilities of order m, then
     /// the table of order m-1 (its entries' weights come from the statistics of order m), after
-    /// which order m-1's counting table and probabilities and order m's statistics are freed
-    /// (the raw counts kept for the model), and only then the statistics of order m+1 are
+    /// which order m-1's probabilities and order m's statistics are freed, then its counting
+    /// table (the raw counts kept for the model), and only then the statistics of order m+1 are
     /// gathered, so that at most one order's statistics and two orders' probabilities exist
     /// beside the tables at any time. One job step per order for the statistics, one for the
     /// probabilities and one per table.
@@ -492,23 +492,32 @@ impl<'a> Passes<'a> {
                 if m == 2 {
                     built.unigram_weight = weights;
                 } else {
-                    built.tables.push(self.table(m - 1, &lower, Some(&weights)));
-                    built.counts.push(self.counts.higher[m - 3].take_counts());
-                    self.job.step(1)?;
+                    let table = self.table(m - 1, &lower, Some(&weights));
+                    drop((weights, std::mem::take(&mut lower)));
+                    self.keep_table(&mut built, m - 1, table)?;
                 }
             }
             lower = prob;
         }
         if order >= 2 {
-            built.tables.push(self.table(order, &lower, None));
-            built
-                .counts
-                .push(self.counts.higher[order - 2].take_counts());
-            self.job.step(1)?;
+            let table = self.table(order, &lower, None);
+            drop(lower);
+            self.keep_table(&mut built, order, table)?;
         } else {
             built.unigram_weight = vec![0.0; self.level(1).capacity()];
         }
         Ok(built)
+    }
+
+    /// Adds the model's `table` of order `m` >= 2 to `built` with the raw counts of its
+    /// entries, taken out of the counting table, which is freed. The arrays the table was made
+    /// of are freed first by the caller: the raw counts are copied while the counting table
+    /// still exists, the fit's highest point of memory when they add to the arrays of the next
+    /// order. One job step.
+    fn keep_table(&mut self, built: &mut Built, m: usize, table: ProbingTable) -> Result<()> {
+        built.tables.push(table);
+        built.counts.push(self.counts.higher[m - 2].take_counts());
+        self.job.step(1)
     }
 
     /// The probability of every entry of order `m` (linear domain) from its effective counts
