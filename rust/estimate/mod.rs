@@ -42,6 +42,7 @@ use crate::model::{Fallback, Model, OrderTable};
 use crate::ngram::counts::{NgramCounts, OrderCounts};
 use crate::ngram::keys::{key_prefix, key_word};
 use crate::ngram::probing::{Entry, ProbingTable};
+use crate::util::huge_pages;
 use crate::util::job::Job;
 
 /// Count thresholds per order below which n-grams are pruned (lmplz's `--prune`).
@@ -185,10 +186,11 @@ impl SharedStats {
     fn new(contexts: usize, pruning: bool) -> Self {
         let zeros = |n: usize| (0..n).into_par_iter().map(|_| AtomicU64::new(0)).collect();
         SharedStats {
-            counts: (0..contexts)
-                .into_par_iter()
-                .map(|_| SharedCounts::default())
-                .collect(),
+            counts: huge_pages::par_collect(
+                (0..contexts)
+                    .into_par_iter()
+                    .map(|_| SharedCounts::default()),
+            ),
             pruned: if pruning { zeros(contexts) } else { Vec::new() },
         }
     }
@@ -532,30 +534,27 @@ impl<'a> Passes<'a> {
         lower: Option<&[f64]>,
     ) -> Vec<f64> {
         let level = self.level(m);
-        (0..level.capacity())
-            .into_par_iter()
-            .map(|slot| {
-                let Some(key) = self.used(&level, slot).filter(|_| !self.job.is_cancelled()) else {
-                    return 0.0;
-                };
-                let s = st.get(level.context(key));
-                let c = f64::from(eff[slot]);
-                let total = s.total as f64;
-                let lower = || match lower {
-                    None => 1.0 / self.vocab_size,
-                    Some(lp) => lp[level.suffix(slot, key)],
-                };
-                match *self.smoothing {
-                    Smoothing::Mle | Smoothing::StupidBackoff { .. } => c / total,
-                    Smoothing::Additive { k } => (c + k) / (total + k * self.vocab_size),
-                    _ if s.total == 0 => lower(),
-                    _ => {
-                        let (a, b, c) = interpolation_terms(self.smoothing, eff[slot], &s, d);
-                        (a + b * lower()) / c
-                    }
+        huge_pages::par_collect((0..level.capacity()).into_par_iter().map(|slot| {
+            let Some(key) = self.used(&level, slot).filter(|_| !self.job.is_cancelled()) else {
+                return 0.0;
+            };
+            let s = st.get(level.context(key));
+            let c = f64::from(eff[slot]);
+            let total = s.total as f64;
+            let lower = || match lower {
+                None => 1.0 / self.vocab_size,
+                Some(lp) => lp[level.suffix(slot, key)],
+            };
+            match *self.smoothing {
+                Smoothing::Mle | Smoothing::StupidBackoff { .. } => c / total,
+                Smoothing::Additive { k } => (c + k) / (total + k * self.vocab_size),
+                _ if s.total == 0 => lower(),
+                _ => {
+                    let (a, b, c) = interpolation_terms(self.smoothing, eff[slot], &s, d);
+                    (a + b * lower()) / c
                 }
-            })
-            .collect()
+            }
+        }))
     }
 
     /// The ln weight of each context whose statistics are `st` (the contexts of one order, whose
@@ -732,17 +731,18 @@ fn adjusted_counts(
     m: usize,
 ) -> Vec<u32> {
     let level = &levels[m - 1];
-    let adj: Vec<AtomicU32> = (0..level.capacity())
-        .into_par_iter()
-        .map(|_| AtomicU32::new(0))
-        .collect();
+    let adj: Vec<AtomicU32> = huge_pages::par_collect(
+        (0..level.capacity())
+            .into_par_iter()
+            .map(|_| AtomicU32::new(0)),
+    );
     let upper = &levels[m];
     (0..upper.capacity()).into_par_iter().for_each(|slot| {
         if let Some(key) = upper.key(slot) {
             adj[upper.suffix(slot, key)].fetch_add(1, Relaxed);
         }
     });
-    let mut adj: Vec<u32> = adj.into_par_iter().map(AtomicU32::into_inner).collect();
+    let mut adj: Vec<u32> = huge_pages::par_collect(adj.into_par_iter().map(AtomicU32::into_inner));
     if m == 1 {
         adj[BOS as usize] = counts.unigrams[BOS as usize];
     } else {
