@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::model::{Fallback, Model};
 use crate::ngram::keys::{key_prefix, key_word, prefetch, EMPTY, NONE};
 use crate::util::compressed::Output;
-use crate::util::float_format::{log10_f32, push_f32, push_log10};
+use crate::util::float_format::{log10_f32, push_f32, push_log10, Recent};
 use crate::util::huge_pages;
 use crate::util::job::Job;
 
@@ -171,6 +171,8 @@ impl<W: Write> ArpaWriter<W> {
                 .map(|run| {
                     let mut text = Vec::with_capacity(run.len() / group * 48);
                     let mut push_words = words();
+                    // few distinct weights: most are printed from memory
+                    let mut weights = Recent::default();
                     for row in run.chunks_exact(group) {
                         let (p, weight) = values(row);
                         push_f32(&mut text, p);
@@ -178,7 +180,7 @@ impl<W: Write> ArpaWriter<W> {
                         push_words(row, &mut text);
                         if with_weight {
                             text.push(b'\t');
-                            push_f32(&mut text, weight);
+                            weights.push(&mut text, weight);
                         }
                         text.push(b'\n');
                     }
