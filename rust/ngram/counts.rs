@@ -16,7 +16,6 @@ use rayon::prelude::*;
 use crate::corpus::padded_stream::PaddedStream;
 use crate::error::{Error, Result};
 use crate::ngram::keys::{find_chain, hash_key, home_slot, pack, prefetch, EMPTY, MAX_ORDER, NONE};
-use crate::util::huge_pages;
 use crate::util::job::Job;
 
 /// Slots per estimated key: an expected load of 0.77, where linear probing is still short.
@@ -45,12 +44,15 @@ pub struct OrderCounts {
 impl OrderCounts {
     fn with_capacity(capacity: usize) -> Self {
         OrderCounts {
-            // updated at random addresses by every thread: huge pages spare TLB misses
-            slots: huge_pages::par_collect((0..capacity).into_par_iter().map(|_| CountSlot {
-                key: AtomicU64::new(EMPTY),
-                count: AtomicU32::new(0),
-                suffix: AtomicU32::new(NONE),
-            })),
+            // not in huge pages: measured no faster (README, "Huge pages")
+            slots: (0..capacity)
+                .into_par_iter()
+                .map(|_| CountSlot {
+                    key: AtomicU64::new(EMPTY),
+                    count: AtomicU32::new(0),
+                    suffix: AtomicU32::new(NONE),
+                })
+                .collect(),
             len: 0,
         }
     }
