@@ -38,8 +38,8 @@ pub fn vec_with_capacity<T>(capacity: usize) -> Vec<T> {
 ///
 /// ```
 /// use rayon::prelude::*;
-/// let v: Vec<u64> = fastppl::util::huge_pages::par_collect((0..1u64 << 20).into_par_iter());
-/// assert!(v.iter().enumerate().all(|(i, &x)| x == i as u64));
+/// let v: Vec<u32> = fastppl::util::huge_pages::par_collect((0..1u32 << 20).into_par_iter());
+/// assert!(v.iter().enumerate().all(|(i, &x)| x as usize == i));
 /// ```
 pub fn par_collect<T: Send>(items: impl IndexedParallelIterator<Item = T>) -> Vec<T> {
     let mut v = vec_with_capacity(items.len());
