@@ -42,6 +42,7 @@ use crate::model::{Fallback, Model, OrderTable};
 use crate::ngram::counts::{NgramCounts, OrderCounts};
 use crate::ngram::keys::{key_prefix, key_word};
 use crate::ngram::probing::{Entry, ProbingTable};
+use crate::util::huge_pages;
 use crate::util::job::Job;
 
 /// Count thresholds per order below which n-grams are pruned (lmplz's `--prune`).
@@ -159,44 +160,75 @@ impl Tally {
     }
 }
 
-/// [`ContextStats`] gathered by all threads at once. Every field is an integer sum, so the
-/// result does not depend on the order in which the threads add.
+/// The [`ContextStats`] of every context of one order, gathered by all threads at once. Every
+/// field is an integer sum, so the result does not depend on the order in which the threads add.
+/// The sums of pruned counts live apart, allocated only when pruning is active: a context then
+/// costs 24 bytes rather than 32 (at the in-memory fit's peak, the statistics of the 4-gram
+/// contexts of a 5-gram model are its largest array).
+struct SharedStats {
+    /// Total and N1/N2/N3+ by context.
+    counts: Vec<SharedCounts>,
+    /// Sum of the pruned continuations' counts by context; empty when nothing is pruned.
+    pruned: Vec<AtomicU64>,
+}
+
+/// The sums of [`ContextStats`] but the pruned counts, for one context.
 #[derive(Debug, Default)]
-struct SharedContextStats {
+struct SharedCounts {
     total: AtomicU64,
     n1: AtomicU32,
     n2: AtomicU32,
     n3p: AtomicU32,
-    pruned: AtomicU64,
 }
 
-impl SharedContextStats {
-    /// [`ContextStats::add`], from any thread.
+impl SharedStats {
+    /// Zeroed statistics for `contexts` contexts, with room for pruned counts if `pruning`.
+    fn new(contexts: usize, pruning: bool) -> Self {
+        let zeros = |n: usize| (0..n).into_par_iter().map(|_| AtomicU64::new(0)).collect();
+        SharedStats {
+            counts: huge_pages::par_collect(
+                (0..contexts)
+                    .into_par_iter()
+                    .map(|_| SharedCounts::default()),
+            ),
+            pruned: if pruning { zeros(contexts) } else { Vec::new() },
+        }
+    }
+
+    /// Number of contexts.
+    fn len(&self) -> usize {
+        self.counts.len()
+    }
+
+    /// [`ContextStats::add`] to context `i`, from any thread; `pruned` only when pruning is
+    /// active.
     #[inline]
-    fn add(&self, c: u32, pruned: bool) {
-        self.total.fetch_add(u64::from(c), Relaxed);
+    fn add(&self, i: usize, c: u32, pruned: bool) {
+        let s = &self.counts[i];
+        s.total.fetch_add(u64::from(c), Relaxed);
         let counter = match Tally::of(c, pruned) {
             Tally::Pruned => {
-                self.pruned.fetch_add(u64::from(c), Relaxed);
+                self.pruned[i].fetch_add(u64::from(c), Relaxed);
                 return;
             }
-            Tally::N1 => &self.n1,
-            Tally::N2 => &self.n2,
-            Tally::N3p => &self.n3p,
+            Tally::N1 => &s.n1,
+            Tally::N2 => &s.n2,
+            Tally::N3p => &s.n3p,
             Tally::Nothing => return,
         };
         counter.fetch_add(1, Relaxed);
     }
 
-    /// The statistics gathered (read once every thread is done).
+    /// The statistics gathered for context `i` (read once every thread is done).
     #[inline]
-    fn get(&self) -> ContextStats {
+    fn get(&self, i: usize) -> ContextStats {
+        let s = &self.counts[i];
         ContextStats {
-            total: self.total.load(Relaxed),
-            n1: self.n1.load(Relaxed),
-            n2: self.n2.load(Relaxed),
-            n3p: self.n3p.load(Relaxed),
-            pruned: self.pruned.load(Relaxed),
+            total: s.total.load(Relaxed),
+            n1: s.n1.load(Relaxed),
+            n2: s.n2.load(Relaxed),
+            n3p: s.n3p.load(Relaxed),
+            pruned: self.pruned.get(i).map_or(0, |p| p.load(Relaxed)),
         }
     }
 }
@@ -410,33 +442,29 @@ impl<'a> Passes<'a> {
 
     /// The statistics of every context of order `m` (the entries of order m-1) from the
     /// effective counts `eff` of order m: one pass in slot order, on all cores.
-    fn context_stats(&self, m: usize, eff: &[u32]) -> Vec<SharedContextStats> {
+    fn context_stats(&self, m: usize, eff: &[u32]) -> SharedStats {
         let level = self.level(m);
-        if self.job.is_cancelled() {
-            return Vec::new();
-        }
         // the contexts of order m are the entries of order m-1 (one empty context for unigrams)
-        let contexts = if m >= 2 {
-            self.level(m - 1).capacity()
-        } else {
-            1
+        let contexts = match (m, self.job.is_cancelled()) {
+            (_, true) => 0,
+            (1, false) => 1,
+            _ => self.level(m - 1).capacity(),
         };
-        let st: Vec<SharedContextStats> = (0..contexts)
-            .into_par_iter()
-            .map(|_| SharedContextStats::default())
-            .collect();
-        eff.par_iter().enumerate().for_each(|(slot, &c)| {
-            if let Some(key) = self.used(&level, slot) {
-                st[level.context(key)].add(c, self.pruned(m, slot));
-            }
-        });
+        let st = SharedStats::new(contexts, self.pruning.is_active());
+        if contexts > 0 {
+            eff.par_iter().enumerate().for_each(|(slot, &c)| {
+                if let Some(key) = self.used(&level, slot) {
+                    st.add(level.context(key), c, self.pruned(m, slot));
+                }
+            });
+        }
         st
     }
 
     /// The model's arrays, one order at a time, lowest first: the probabilities of order m, then
     /// the table of order m-1 (its entries' weights come from the statistics of order m), after
-    /// which order m-1's counting table and probabilities and order m's statistics are freed
-    /// (the raw counts kept for the model), and only then the statistics of order m+1 are
+    /// which order m-1's probabilities and order m's statistics are freed, then its counting
+    /// table (the raw counts kept for the model), and only then the statistics of order m+1 are
     /// gathered, so that at most one order's statistics and two orders' probabilities exist
     /// beside the tables at any time. One job step per order for the statistics, one for the
     /// probabilities and one per table.
@@ -466,23 +494,32 @@ impl<'a> Passes<'a> {
                 if m == 2 {
                     built.unigram_weight = weights;
                 } else {
-                    built.tables.push(self.table(m - 1, &lower, Some(&weights)));
-                    built.counts.push(self.counts.higher[m - 3].take_counts());
-                    self.job.step(1)?;
+                    let table = self.table(m - 1, &lower, Some(&weights));
+                    drop((weights, std::mem::take(&mut lower)));
+                    self.keep_table(&mut built, m - 1, table)?;
                 }
             }
             lower = prob;
         }
         if order >= 2 {
-            built.tables.push(self.table(order, &lower, None));
-            built
-                .counts
-                .push(self.counts.higher[order - 2].take_counts());
-            self.job.step(1)?;
+            let table = self.table(order, &lower, None);
+            drop(lower);
+            self.keep_table(&mut built, order, table)?;
         } else {
             built.unigram_weight = vec![0.0; self.level(1).capacity()];
         }
         Ok(built)
+    }
+
+    /// Adds the model's `table` of order `m` >= 2 to `built` with the raw counts of its
+    /// entries, taken out of the counting table, which is freed. The arrays the table was made
+    /// of are freed first by the caller: the raw counts are copied while the counting table
+    /// still exists, the fit's highest point of memory when they add to the arrays of the next
+    /// order. One job step.
+    fn keep_table(&mut self, built: &mut Built, m: usize, table: ProbingTable) -> Result<()> {
+        built.tables.push(table);
+        built.counts.push(self.counts.higher[m - 2].take_counts());
+        self.job.step(1)
     }
 
     /// The probability of every entry of order `m` (linear domain) from its effective counts
@@ -492,42 +529,40 @@ impl<'a> Passes<'a> {
         &self,
         m: usize,
         eff: &[u32],
-        st: &[SharedContextStats],
+        st: &SharedStats,
         d: &[f64; 3],
         lower: Option<&[f64]>,
     ) -> Vec<f64> {
         let level = self.level(m);
-        (0..level.capacity())
-            .into_par_iter()
-            .map(|slot| {
-                let Some(key) = self.used(&level, slot).filter(|_| !self.job.is_cancelled()) else {
-                    return 0.0;
-                };
-                let s = st[level.context(key)].get();
-                let c = f64::from(eff[slot]);
-                let total = s.total as f64;
-                let lower = || match lower {
-                    None => 1.0 / self.vocab_size,
-                    Some(lp) => lp[level.suffix(slot, key)],
-                };
-                match *self.smoothing {
-                    Smoothing::Mle | Smoothing::StupidBackoff { .. } => c / total,
-                    Smoothing::Additive { k } => (c + k) / (total + k * self.vocab_size),
-                    _ if s.total == 0 => lower(),
-                    _ => {
-                        let (a, b, c) = interpolation_terms(self.smoothing, eff[slot], &s, d);
-                        (a + b * lower()) / c
-                    }
+        huge_pages::par_collect((0..level.capacity()).into_par_iter().map(|slot| {
+            let Some(key) = self.used(&level, slot).filter(|_| !self.job.is_cancelled()) else {
+                return 0.0;
+            };
+            let s = st.get(level.context(key));
+            let c = f64::from(eff[slot]);
+            let total = s.total as f64;
+            let lower = || match lower {
+                None => 1.0 / self.vocab_size,
+                Some(lp) => lp[level.suffix(slot, key)],
+            };
+            match *self.smoothing {
+                Smoothing::Mle | Smoothing::StupidBackoff { .. } => c / total,
+                Smoothing::Additive { k } => (c + k) / (total + k * self.vocab_size),
+                _ if s.total == 0 => lower(),
+                _ => {
+                    let (a, b, c) = interpolation_terms(self.smoothing, eff[slot], &s, d);
+                    (a + b * lower()) / c
                 }
-            })
-            .collect()
+            }
+        }))
     }
 
     /// The ln weight of each context whose statistics are `st` (the contexts of one order, whose
     /// discounts are `d`).
-    fn context_weights(&self, st: &[SharedContextStats], d: &[f64; 3]) -> Vec<f64> {
-        st.par_iter()
-            .map(|s| context_weight(self.smoothing, &s.get(), d, self.vocab_size).ln())
+    fn context_weights(&self, st: &SharedStats, d: &[f64; 3]) -> Vec<f64> {
+        (0..st.len())
+            .into_par_iter()
+            .map(|i| context_weight(self.smoothing, &st.get(i), d, self.vocab_size).ln())
             .collect()
     }
 
@@ -696,17 +731,18 @@ fn adjusted_counts(
     m: usize,
 ) -> Vec<u32> {
     let level = &levels[m - 1];
-    let adj: Vec<AtomicU32> = (0..level.capacity())
-        .into_par_iter()
-        .map(|_| AtomicU32::new(0))
-        .collect();
+    let adj: Vec<AtomicU32> = huge_pages::par_collect(
+        (0..level.capacity())
+            .into_par_iter()
+            .map(|_| AtomicU32::new(0)),
+    );
     let upper = &levels[m];
     (0..upper.capacity()).into_par_iter().for_each(|slot| {
         if let Some(key) = upper.key(slot) {
             adj[upper.suffix(slot, key)].fetch_add(1, Relaxed);
         }
     });
-    let mut adj: Vec<u32> = adj.into_par_iter().map(AtomicU32::into_inner).collect();
+    let mut adj: Vec<u32> = huge_pages::par_collect(adj.into_par_iter().map(AtomicU32::into_inner));
     if m == 1 {
         adj[BOS as usize] = counts.unigrams[BOS as usize];
     } else {
@@ -880,6 +916,32 @@ mod tests {
             }
         }
         assert!(marked > 0);
+    }
+
+    /// Statistics gathered on all cores, with and without room for pruned counts, against
+    /// [`ContextStats::add`] one continuation after the other; a context's shared counts take
+    /// less room than its full statistics.
+    #[test]
+    fn shared_stats_sum_as_context_stats_do() {
+        assert!(size_of::<SharedCounts>() < size_of::<ContextStats>());
+        let adds: Vec<(usize, u32, bool)> = (0..10_000u32)
+            .map(|i| ((i * 7 % 13) as usize, i % 5, i % 11 == 0))
+            .collect();
+        for pruning in [false, true] {
+            let shared = SharedStats::new(13, pruning);
+            adds.par_iter()
+                .for_each(|&(ctx, c, pruned)| shared.add(ctx, c, pruned && pruning));
+            let mut expected = vec![ContextStats::default(); 13];
+            for &(ctx, c, pruned) in &adds {
+                expected[ctx].add(c, pruned && pruning);
+            }
+            assert_eq!(shared.len(), 13);
+            for (i, e) in expected.iter().enumerate() {
+                let s = shared.get(i);
+                let fields = |s: &ContextStats| (s.total, s.n1, s.n2, s.n3p, s.pruned);
+                assert_eq!(fields(&s), fields(e), "context {i}, pruning {pruning}");
+            }
+        }
     }
 
     #[test]

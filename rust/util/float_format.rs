@@ -27,6 +27,49 @@ pub fn push_f32(out: &mut Vec<u8>, v: f32) {
     }
 }
 
+/// [`push_f32`] that remembers the text of the last values it formatted, for columns where few
+/// values recur (the backoff weights of an ARPA section: a few hundred distinct ones in a million
+/// lines), at [`Recent::SLOTS`] values by their bits.
+pub struct Recent {
+    /// (bits of the value, its text's length, its text) by `bits % SLOTS`; length 0: empty.
+    slots: Vec<(u32, u8, [u8; Recent::TEXT])>,
+}
+
+impl Default for Recent {
+    fn default() -> Self {
+        Recent {
+            slots: vec![(0, 0, [0; Recent::TEXT]); Recent::SLOTS],
+        }
+    }
+}
+
+impl Recent {
+    /// Values remembered (direct-mapped by bits).
+    const SLOTS: usize = 256;
+    /// Bytes of text remembered per value: a float32 in scientific notation (sign, 9 digits,
+    /// point, `e-45`) fits.
+    const TEXT: usize = 16;
+
+    /// Appends `v` as [`push_f32`] does.
+    #[inline]
+    pub fn push(&mut self, out: &mut Vec<u8>, v: f32) {
+        let bits = v.to_bits();
+        let (key, len, text) = &mut self.slots[bits as usize % Self::SLOTS];
+        if *len == 0 || *key != bits {
+            let start = out.len();
+            push_f32(out, v);
+            let shown = &out[start..];
+            // (decimal notation reaches 22 bytes for |v| near 1e21: those are not remembered)
+            if let Some(room) = text.get_mut(..shown.len()) {
+                room.copy_from_slice(shown);
+                (*key, *len) = (bits, shown.len() as u8);
+            }
+            return;
+        }
+        out.extend_from_slice(&text[..usize::from(*len)]);
+    }
+}
+
 /// Appends a finite nonzero `v`: the shortest digits that read back to `v`; when two such digit
 /// strings are equally near `v`, the one ending in an even digit, as double-conversion picks.
 fn push_f32_shortest(out: &mut Vec<u8>, v: f32) {
@@ -191,6 +234,24 @@ mod tests {
         assert_eq!(shown(-1.25e-12), "-1.25e-12");
         for x in [-0.1f32, -5.302_619, -0.006_887_945, -1e-5, -37.25, -1e-9] {
             assert_eq!(shown(x).parse::<f32>().unwrap(), x);
+        }
+    }
+
+    /// Remembered texts are the ones [`push_f32`] writes, whatever the values that share a slot.
+    #[test]
+    fn recent_values_print_as_push_f32() {
+        let mut recent = Recent::default();
+        let values = (0..20_000u32).map(|i| match i % 4 {
+            0 => -0.25,
+            1 => f32::from_bits(0xBF00_0000 | (i * 7919 % (1 << 23))),
+            2 => f32::from_bits(0xBF00_0000 | ((i % 300) << 8)),
+            _ => [0.0, f32::NEG_INFINITY, -1.5e-7, -1.234_567_9e20][(i / 4 % 4) as usize],
+        });
+        for v in values {
+            let (mut expected, mut got) = (Vec::new(), b"x".to_vec());
+            push_f32(&mut expected, v);
+            recent.push(&mut got, v);
+            assert_eq!(&got[1..], &expected[..], "{v:e}");
         }
     }
 

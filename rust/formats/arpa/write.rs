@@ -4,6 +4,7 @@
 
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
+use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
 use rayon::prelude::*;
 
@@ -12,7 +13,8 @@ use crate::error::{Error, Result};
 use crate::model::{Fallback, Model};
 use crate::ngram::keys::{key_prefix, key_word, prefetch, EMPTY, NONE};
 use crate::util::compressed::Output;
-use crate::util::float_format::{log10_f32, push_f32, push_log10};
+use crate::util::float_format::{log10_f32, push_f32, push_log10, Recent};
+use crate::util::huge_pages;
 use crate::util::job::Job;
 
 /// The file's last line.
@@ -169,6 +171,8 @@ impl<W: Write> ArpaWriter<W> {
                 .map(|run| {
                     let mut text = Vec::with_capacity(run.len() / group * 48);
                     let mut push_words = words();
+                    // few distinct weights: most are printed from memory
+                    let mut weights = Recent::default();
                     for row in run.chunks_exact(group) {
                         let (p, weight) = values(row);
                         push_f32(&mut text, p);
@@ -176,7 +180,7 @@ impl<W: Write> ArpaWriter<W> {
                         push_words(row, &mut text);
                         if with_weight {
                             text.push(b'\t');
-                            push_f32(&mut text, weight);
+                            weights.push(&mut text, weight);
                         }
                         text.push(b'\n');
                     }
@@ -424,7 +428,7 @@ const PART_BUCKETS: usize = 1 << 16;
 /// The line of the prefix (in the order below) of each slot of order `m` of `model` (`NONE` for
 /// a free slot); `line_of[e]` is the line of entry e of the order below (`NONE` for a free slot).
 /// Checked: an unverified binary model may be corrupt, and must not panic here.
-fn prefix_lines(model: &Model, m: usize, line_of: &[u32]) -> Result<Vec<u32>> {
+fn prefix_lines(model: &Model, m: usize, line_of: &[AtomicU32]) -> Result<Vec<u32>> {
     let table = &model.higher[m - 2].table;
     let (capacity, vocab_len) = (table.capacity() as u32, model.vocab.len());
     (0..capacity)
@@ -440,8 +444,8 @@ fn prefix_lines(model: &Model, m: usize, line_of: &[u32]) -> Result<Vec<u32>> {
             }
             let (prefix, word) = (key_prefix(key), key_word(key));
             // the prefix must be an entry of the order below (checked in its own turn)
-            match line_of.get(prefix as usize) {
-                Some(&prefix_line) if prefix_line != NONE && (word as usize) < vocab_len => {
+            match line_of.get(prefix as usize).map(|l| l.load(Relaxed)) {
+                Some(prefix_line) if prefix_line != NONE && (word as usize) < vocab_len => {
                     Ok(prefix_line)
                 }
                 _ => Err(Error::invalid(format!(
@@ -540,8 +544,9 @@ fn write_sections<W: Write + Send>(
             .map_err(io)?;
     }
     job.step(model.vocab.len() as u64)?;
-    // line_of[e]: the line of entry e of the order below (unigram lines are word ids)
-    let mut line_of: Vec<u32> = (0..model.vocab.len() as u32).collect();
+    // line_of[e]: the line of entry e of the order below (unigram lines are word ids), filled
+    // part by part on all cores (each slot once)
+    let mut line_of: Vec<AtomicU32> = (0..model.vocab.len() as u32).map(AtomicU32::new).collect();
     let mut lines_below = model.vocab.len();
     let mut below: Vec<LinesInOrder> = Vec::with_capacity(model.order.saturating_sub(2));
     for m in 2..=model.order {
@@ -550,11 +555,15 @@ fn write_sections<W: Write + Send>(
         let prefix_line = prefix_lines(model, m, &std::mem::take(&mut line_of))?;
         let mut lines = LinesInOrder::default();
         if m < model.order {
-            line_of = vec![NONE; table.capacity()];
+            line_of = huge_pages::par_collect(
+                (0..table.capacity())
+                    .into_par_iter()
+                    .map(|_| AtomicU32::new(NONE)),
+            );
             lines.prefix.reserve_exact(table.len());
             lines.word.reserve_exact(table.len());
         }
-        let mut line = 0u32;
+        let mut first_line = 0u32;
         for part in parts(&prefix_line, lines_below, part_rows) {
             let sorted = sorted_part(model, m, &prefix_line, &part);
             for batch in sorted.chunks(BATCH) {
@@ -573,12 +582,14 @@ fn write_sections<W: Write + Send>(
                 job.step(batch.len() as u64)?;
             }
             if m < model.order {
-                for row in &sorted {
-                    line_of[row.slot as usize] = line;
-                    line += 1;
-                }
-                lines.prefix.extend(sorted.iter().map(|r| r.prefix_line));
-                lines.word.extend(sorted.iter().map(|r| r.word));
+                sorted.par_iter().enumerate().for_each(|(i, row)| {
+                    line_of[row.slot as usize].store(first_line + i as u32, Relaxed);
+                });
+                first_line += sorted.len() as u32;
+                lines
+                    .prefix
+                    .par_extend(sorted.par_iter().map(|r| r.prefix_line));
+                lines.word.par_extend(sorted.par_iter().map(|r| r.word));
             }
         }
         if m < model.order {
