@@ -39,21 +39,19 @@ pub struct Reading<'p> {
     pub lowercase: bool,
 }
 
-/// Texts read at a time: each of them on one core, all cores busy. Bounds what a batch of long
-/// texts holds at once beside the corpus being built.
+/// Texts read at a time by [`Corpus::from_documents_in_parallel`]: each of them on one core,
+/// all cores busy. Bounds what a batch of long texts holds at once beside the corpus.
 const TEXTS_PER_WINDOW: usize = 1024;
 
 impl Corpus {
     /// A corpus of `texts`, one document each (an empty text is an empty document), read by
-    /// `reading`.
+    /// `reading`. The first error, in the order of the texts, is returned, naming its document
+    /// (0-based).
     ///
-    /// The texts are read on all cores, each on one thread into a corpus of its own, and
-    /// appended in order ([`Corpus::append`]): the same corpus as reading them one after the
-    /// other. A batch holds many short texts, and each text's own parallel passes would hand
-    /// work from thread to thread several times per text, which costs more than reading a
-    /// short text where the other core sits idle (a thread woken on an idle core: ~70 µs a
-    /// text for 20-line texts, with the NLTK tokenizer). The first error, in the order of the
-    /// texts, is returned, naming its document (0-based).
+    /// With the NLTK tokenizer and more than one thread, the texts are read on all cores
+    /// ([`Corpus::from_documents_in_parallel`]); otherwise one after the other, straight into
+    /// the corpus (a short text is then tokenized on the calling thread, and the whitespace
+    /// and KenLM readings cost less than a corpus of their own per text would).
     ///
     /// ```
     /// use fastppl::corpus::documents::{Reading, Tokenizer};
@@ -70,20 +68,44 @@ impl Corpus {
     /// assert_eq!(c.document_offsets(), &[0, 2, 2, 3]);
     /// ```
     pub fn from_documents(texts: &[String], reading: &Reading<'_>, job: &Job) -> Result<Corpus> {
+        if matches!(reading.tokenizer, Tokenizer::Nltk { .. }) && rayon::current_num_threads() > 1 {
+            return Self::from_documents_in_parallel(texts, reading, job);
+        }
+        let mut corpus = Corpus::new();
+        for (i, text) in texts.iter().enumerate() {
+            job.check()?;
+            corpus
+                .push_document_text(text, reading, job)
+                .map_err(|e| naming_document(e, i))?;
+            corpus.end_document();
+        }
+        Ok(corpus)
+    }
+
+    /// [`Corpus::from_documents`] with the texts read on all cores, each on one thread into a
+    /// corpus of its own, then appended in order ([`Corpus::append`]): the same corpus as
+    /// reading them one after the other. A batch holds many short texts, and a text's own
+    /// parallel passes would hand work from thread to thread several times per text, which
+    /// costs more than reading a short text when the other core sits idle (a thread woken on
+    /// an idle core: ~70 µs a text for 20-line texts with the NLTK tokenizer).
+    fn from_documents_in_parallel(
+        texts: &[String],
+        reading: &Reading<'_>,
+        job: &Job,
+    ) -> Result<Corpus> {
         let mut corpus = Corpus::new();
         for (window, group) in texts.chunks(TEXTS_PER_WINDOW).enumerate() {
             job.check()?;
             let parts: Vec<Result<Corpus>> = group
                 .par_iter()
-                .map(|text| Corpus::from_document(text, reading, job))
+                .map(|text| {
+                    let mut part = Corpus::new();
+                    part.push_document_text(text, reading, job)?;
+                    Ok(part)
+                })
                 .collect();
             for (i, part) in parts.into_iter().enumerate() {
-                let part = part.map_err(|e| match e {
-                    Error::InvalidArgument(msg) => {
-                        Error::invalid(format!("document {}: {msg}", window * TEXTS_PER_WINDOW + i))
-                    }
-                    other => other,
-                })?;
+                let part = part.map_err(|e| naming_document(e, window * TEXTS_PER_WINDOW + i))?;
                 corpus.append(&part);
                 corpus.end_document();
             }
@@ -91,21 +113,26 @@ impl Corpus {
         Ok(corpus)
     }
 
-    /// The sentences of one text read by `reading` (on the calling thread, but for the parallel
-    /// passes of the NLTK tokenizer, which a long text still gets).
-    fn from_document(text: &str, reading: &Reading<'_>, job: &Job) -> Result<Corpus> {
-        let mut corpus = Corpus::new();
+    /// Appends the sentences of one text read by `reading` to the current document.
+    fn push_document_text(&mut self, text: &str, reading: &Reading<'_>, job: &Job) -> Result<()> {
         let text = clean_text(text, &reading.skip_line_prefixes, reading.lowercase);
         match reading.tokenizer {
-            Tokenizer::Whitespace(mode) => corpus.push_whitespace_text(&text, mode)?,
-            Tokenizer::Kenlm => corpus.push_kenlm_text(&text)?,
+            Tokenizer::Whitespace(mode) => self.push_whitespace_text(&text, mode),
+            Tokenizer::Kenlm => self.push_kenlm_text(&text),
             Tokenizer::Nltk {
                 punkt,
                 grouping,
                 rule,
-            } => corpus.push_nltk_text(&text, punkt, grouping, rule, job)?,
+            } => self.push_nltk_text(&text, punkt, grouping, rule, job),
         }
-        Ok(corpus)
+    }
+}
+
+/// `e` with the document it is about named, where it is about the text.
+fn naming_document(e: Error, document: usize) -> Error {
+    match e {
+        Error::InvalidArgument(msg) => Error::invalid(format!("document {document}: {msg}")),
+        other => other,
     }
 }
 
@@ -119,18 +146,9 @@ mod tests {
     fn one_after_the_other(texts: &[String], reading: &Reading<'_>) -> Corpus {
         let mut corpus = Corpus::new();
         for text in texts {
-            let text = clean_text(text, &reading.skip_line_prefixes, reading.lowercase);
-            match reading.tokenizer {
-                Tokenizer::Whitespace(mode) => corpus.push_whitespace_text(&text, mode).unwrap(),
-                Tokenizer::Kenlm => corpus.push_kenlm_text(&text).unwrap(),
-                Tokenizer::Nltk {
-                    punkt,
-                    grouping,
-                    rule,
-                } => corpus
-                    .push_nltk_text(&text, punkt, grouping, rule, &Job::none())
-                    .unwrap(),
-            }
+            corpus
+                .push_document_text(text, reading, &Job::none())
+                .unwrap();
             corpus.end_document();
         }
         corpus
@@ -185,8 +203,11 @@ mod tests {
                     skip_line_prefixes: vec!["#".into()],
                     lowercase,
                 };
+                let expected = one_after_the_other(&texts, &reading);
+                let got = Corpus::from_documents_in_parallel(&texts, &reading, &Job::none());
+                assert_same(&got.unwrap(), &expected);
                 let got = Corpus::from_documents(&texts, &reading, &Job::none()).unwrap();
-                assert_same(&got, &one_after_the_other(&texts, &reading));
+                assert_same(&got, &expected);
             }
         }
     }
@@ -201,13 +222,16 @@ mod tests {
         let mut texts = vec!["a b".to_string(); TEXTS_PER_WINDOW + 9];
         texts[TEXTS_PER_WINDOW + 3] = "a <s> b".into();
         texts[TEXTS_PER_WINDOW + 7] = "</s>".into();
-        let err = Corpus::from_documents(&texts, &reading, &Job::none()).unwrap_err();
-        let msg = err.to_string();
-        assert!(
-            msg.starts_with(&format!("document {}: ", TEXTS_PER_WINDOW + 3))
-                && msg.contains("reserved token \"<s>\""),
-            "{msg}"
-        );
+        for read in [Corpus::from_documents, Corpus::from_documents_in_parallel] {
+            let msg = read(&texts, &reading, &Job::none())
+                .unwrap_err()
+                .to_string();
+            assert!(
+                msg.starts_with(&format!("document {}: ", TEXTS_PER_WINDOW + 3))
+                    && msg.contains("reserved token \"<s>\""),
+                "{msg}"
+            );
+        }
     }
 
     #[test]
@@ -220,9 +244,11 @@ mod tests {
         let job = Job::none();
         job.cancel();
         let texts = vec!["a".to_string(); 3];
-        assert!(matches!(
-            Corpus::from_documents(&texts, &reading, &job),
-            Err(Error::Cancelled)
-        ));
+        for read in [Corpus::from_documents, Corpus::from_documents_in_parallel] {
+            assert!(matches!(
+                read(&texts, &reading, &job),
+                Err(Error::Cancelled)
+            ));
+        }
     }
 }
