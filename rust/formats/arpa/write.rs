@@ -585,12 +585,21 @@ fn write_sections<W: Write + Send>(
                 sorted.par_iter().enumerate().for_each(|(i, row)| {
                     line_of[row.slot as usize].store(first_line + i as u32, Relaxed);
                 });
-                first_line += sorted.len() as u32;
                 lines
                     .prefix
                     .par_extend(sorted.par_iter().map(|r| r.prefix_line));
                 lines.word.par_extend(sorted.par_iter().map(|r| r.word));
             }
+            first_line += sorted.len() as u32;
+        }
+        // the header gave the table's count; the lines of the next order are numbered below
+        // the lines written (an unverified binary model may be corrupt, and must not panic)
+        if first_line as usize != table.len() {
+            return Err(Error::invalid(format!(
+                "the model is corrupt: its order-{m} table holds {first_line} n-grams but counts \
+                 {} (load it with verify=True to find out more)",
+                table.len()
+            )));
         }
         if m < model.order {
             below.push(lines);
