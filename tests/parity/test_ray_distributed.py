@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import itertools
+import json
 import lzma
 import os
 import subprocess
@@ -16,7 +17,7 @@ import pytest
 
 import fastppl
 from fastppl import Corpus, NGramModel
-from fastppl.errors import CorpusFileNotFoundError, DistributedTaskError, InvalidArgumentError
+from fastppl.errors import CorpusFileNotFoundError, InvalidArgumentError
 from fastppl.training import train_arpa
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'fastppl[ray]')")
@@ -144,25 +145,105 @@ def test_distributed_stupid_backoff_is_the_canonical_fit(cluster, shards, tmp_pa
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fitted.fppl", "ray.fppl", "single.fppl"]
 
 
-@pytest.mark.parametrize(("stage", "index"), [("count", 2), ("adjust", 3), ("stupid backoff", 0)])
-def test_a_killed_stupid_backoff_worker_gives_the_same_bytes(
-    cluster, shards, tmp_path, stage, index
-):
+# The tests that kill workers run in a driver process of their own, on a cluster of its own
+# (`fault_runs`): a cluster that loses its local raylet or GCS ends its driver with exit status
+# 1 and nothing on stdout (the reason goes to Ray's log files), and in this process that driver
+# would be pytest itself. One driver runs every case in turn; a case's failure is reported with
+# the tails of Ray's logs.
+FAULT_DRIVER = """
+import json, sys, traceback
+import ray
+import fastppl.ray as fray
+cases = json.loads(sys.argv[1])
+ray.init(address="local", num_cpus=2, include_dashboard=False,
+         object_store_memory=256 << 20, logging_level="ERROR")
+print(json.dumps({"logs": ray._private.worker._global_node.get_logs_dir_path()}), flush=True)
+for name, kwargs in cases.items():
+    try:
+        fray.train(**kwargs)
+        result = {"error": None}
+    except Exception as e:
+        result = {"error": type(e).__name__, "message": str(e),
+                  "traceback": traceback.format_exc()}
+    print(json.dumps({"case": name, **result}), flush=True)
+"""
+
+STUPID_BACKOFF_CRASHES = [("count", 2), ("adjust", 3), ("stupid backoff", 0)]
+CRASHES = [("count", 1), ("adjust", 1), ("context", 1), ("join", 2), ("write", 3), ("assemble", 0)]
+
+
+def _log_tails(folder: str | None, lines: int = 15) -> str:
+    """The last lines of the raylet's, the GCS's and the drivers' logs in Ray's log `folder`."""
+    if folder is None or not Path(folder).is_dir():
+        return "(no Ray log folder)"
+    tails = []
+    for pattern in ("raylet.out", "gcs_server.out", "python-core-driver-*.log"):
+        for path in sorted(Path(folder).glob(pattern)):
+            text = path.read_text(errors="replace").splitlines()[-lines:]
+            tails.append(f"--- {path.name}\n" + "\n".join(text))
+    return "\n".join(tails)
+
+
+@pytest.fixture(scope="module")
+def fault_runs(shards, tmp_path_factory) -> dict[str, tuple[Path, dict]]:
+    """Every injected-crash case run by `FAULT_DRIVER`: case name -> (its folder, its result)."""
     paths, _ = shards
-    expected, _ = _stupid_backoff(shards, tmp_path, 4)
-    marker = tmp_path / "crashed"
-    out = tmp_path / "ray.fppl"
-    fray.train(
-        paths,
-        out,
-        order=4,
-        smoothing="stupid_backoff",
-        partitions=PARTITIONS,
-        _crash_once=(stage, index, str(marker)),
-        **TEXT,
+    root = tmp_path_factory.mktemp("faults")
+    common = {"inputs": [str(p) for p in paths], "partitions": PARTITIONS, **TEXT}
+    cases: dict[str, dict] = {}
+    folders: dict[str, Path] = {}
+
+    def case(name: str, order: int, crash: tuple[str, int], out: str, **kwargs: object) -> None:
+        folder = root / name.replace(" ", "-")
+        folder.mkdir()
+        folders[name] = folder
+        cases[name] = {
+            **common,
+            "output": str(folder / out),
+            "order": order,
+            "_crash_once": [*crash, str(folder / "crashed")],
+            **kwargs,
+        }
+
+    for stage, index in STUPID_BACKOFF_CRASHES:
+        case(f"sb-{stage}-{index}", 4, (stage, index), "ray.fppl", smoothing="stupid_backoff")
+    for stage, index in CRASHES:
+        case(f"mkn-{stage}-{index}", 4, (stage, index), "ray.arpa")
+    case("past-retries", 3, ("join", 0), "ray.arpa", ray_options={"max_retries": 0})
+    proc = subprocess.run(
+        [sys.executable, "-c", FAULT_DRIVER, json.dumps(cases)],
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
-    assert marker.exists(), "the injected crash did not happen"
-    assert out.read_bytes() == expected.read_bytes()
+    reports = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    logs = reports[0].get("logs") if reports else None
+    results = {r["case"]: r for r in reports if "case" in r}
+    missing = [name for name in cases if name not in results]
+    if missing:
+        pytest.fail(
+            f"the fault driver (exit status {proc.returncode}) reported no result for "
+            f"{', '.join(missing)}\nstderr:\n{proc.stderr[-3000:]}\n{_log_tails(logs)}"
+        )
+    return {name: (folders[name], results[name]) for name in cases}
+
+
+def _succeeded(run: tuple[Path, dict]) -> Path:
+    """The folder of a fault case that must have succeeded after its injected crash."""
+    folder, result = run
+    assert result["error"] is None, result.get("traceback")
+    assert (folder / "crashed").exists(), "the injected crash did not happen"
+    return folder
+
+
+@pytest.mark.parametrize(("stage", "index"), STUPID_BACKOFF_CRASHES)
+def test_a_killed_stupid_backoff_worker_gives_the_same_bytes(
+    fault_runs, shards, tmp_path, stage, index
+):
+    folder = _succeeded(fault_runs[f"sb-{stage}-{index}"])
+    expected, _ = _stupid_backoff(shards, tmp_path, 4)
+    assert (folder / "ray.fppl").read_bytes() == expected.read_bytes()
+    assert sorted(p.name for p in folder.iterdir()) == ["crashed", "ray.fppl"]
 
 
 def test_canonical_binary_is_a_fixed_point_and_checks_its_input(tmp_path):
@@ -217,42 +298,23 @@ def test_inputs_named_by_url_give_the_same_model(cluster, shards, tmp_path):
     assert out.read_bytes() == expected.read_bytes()
 
 
-@pytest.mark.parametrize(
-    ("stage", "index"),
-    [("count", 1), ("adjust", 1), ("context", 1), ("join", 2), ("write", 3), ("assemble", 0)],
-)
-def test_a_killed_worker_is_retried_with_identical_output(cluster, shards, tmp_path, stage, index):
-    paths, whole = shards
+@pytest.mark.parametrize(("stage", "index"), CRASHES)
+def test_a_killed_worker_is_retried_with_identical_output(
+    fault_runs, shards, tmp_path, stage, index
+):
+    _, whole = shards
+    folder = _succeeded(fault_runs[f"mkn-{stage}-{index}"])
     expected = tmp_path / "single.arpa"
     train_arpa(Corpus.from_file(whole, **TEXT), expected, order=4, memory="64M")
-    marker = tmp_path / "crashed"
-    out = tmp_path / "ray.arpa"
-    fray.train(
-        paths,
-        out,
-        order=4,
-        partitions=PARTITIONS,
-        _crash_once=(stage, index, str(marker)),
-        **TEXT,
-    )
-    assert marker.exists(), "the injected crash did not happen"
-    assert out.read_bytes() == expected.read_bytes()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["crashed", "ray.arpa", "single.arpa"]
+    assert (folder / "ray.arpa").read_bytes() == expected.read_bytes()
+    assert sorted(p.name for p in folder.iterdir()) == ["crashed", "ray.arpa"]
 
 
-def test_a_worker_dying_past_its_retries_fails_cleanly(cluster, shards, tmp_path):
-    paths, _ = shards
-    out = tmp_path / "ray.arpa"
-    with pytest.raises(DistributedTaskError, match="join task"):
-        fray.train(
-            paths,
-            out,
-            order=3,
-            ray_options={"max_retries": 0},
-            _crash_once=("join", 0, str(tmp_path / "crashed")),
-            **TEXT,
-        )
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["crashed"]
+def test_a_worker_dying_past_its_retries_fails_cleanly(fault_runs):
+    folder, result = fault_runs["past-retries"]
+    assert result["error"] == "DistributedTaskError", result
+    assert "join task" in result["message"]
+    assert sorted(p.name for p in folder.iterdir()) == ["crashed"]
 
 
 def test_bad_input_fails_with_fastppl_error_and_no_file(cluster, shards, tmp_path):
