@@ -46,6 +46,11 @@ __all__ = ["DistributedSummary", "canonical_binary", "score", "train"]
 
 #: Retries of a task whose worker died (Ray's own retry; fastppl's errors are not retried).
 MAX_RETRIES = 3
+# Batches Ray Data queues at each scoring actor. With its default (2) an actor often finished
+# its batches before the driver's scheduling loop sent the next: scoring 259,084 documents in
+# 200 blocks with 2 actors (benches/bench_ray.py), each actor waited 1.0-1.5 s between batches,
+# 0.55 s with 4. A queued batch only holds a reference to a block already in the object store.
+_BATCHES_QUEUED_PER_ACTOR = 4
 
 
 #: Folders of the job directory that no task reads once a pass is done: removed then, so that
@@ -670,6 +675,8 @@ def score(
         ),
         batch_size=batch_size,
         batch_format="pyarrow",
-        compute=ray.data.ActorPoolStrategy(size=concurrency),
+        compute=ray.data.ActorPoolStrategy(
+            size=concurrency, max_tasks_in_flight_per_actor=_BATCHES_QUEUED_PER_ACTOR
+        ),
         num_cpus=num_cpus,
     )
