@@ -336,11 +336,46 @@ def test_bad_input_fails_with_fastppl_error_and_no_file(cluster, shards, tmp_pat
     assert list(tmp_path.iterdir()) == []
 
 
-def test_cli_train_ray_equals_train_memory(cluster, shards, tmp_path):
+# A cluster held by a process of its own, for the CLI's drivers (`fastppl train --ray ADDRESS`)
+# to connect to: they come and go as separate jobs on it, never on the cluster pytest drives.
+CLUSTER_HOLDER = """
+import sys
+import ray
+ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
+         object_store_memory=256 << 20, logging_level="ERROR")
+print(ray.get_runtime_context().gcs_address, flush=True)
+sys.stdin.read()  # held until the test closes this process's stdin
+"""
+
+
+@pytest.fixture(scope="module")
+def cli_cluster_address(tmp_path_factory):
+    """The GCS address of a Ray cluster (2 CPUs) held by another process for this module."""
+    log = tmp_path_factory.mktemp("holder") / "stderr.txt"
+    with (
+        open(log, "w") as stderr,
+        subprocess.Popen(
+            [sys.executable, "-c", CLUSTER_HOLDER],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+        ) as holder,
+    ):
+        address = holder.stdout.readline().strip()
+        if not address:
+            holder.kill()
+            pytest.fail(f"the cluster holder did not start a cluster: {log.read_text()[-3000:]}")
+        yield address
+        holder.stdin.close()
+        holder.wait(timeout=120)
+
+
+def test_cli_train_ray_equals_train_memory(cli_cluster_address, shards, tmp_path):
     paths, whole = shards
     common = ["-o", "3", "--tokenizer", "whitespace", "-q"]
     single, distributed = tmp_path / "single.arpa", tmp_path / "ray.arpa"
-    address = ray.get_runtime_context().gcs_address
+    address = cli_cluster_address
     cli = [sys.executable, "-m", "fastppl.cli", "train"]
     subprocess.run([*cli, str(whole), str(single), "-S", "100M", *common], check=True)
     glob = str(paths[0].parent / "part-*.txt")
@@ -355,13 +390,13 @@ def test_cli_train_ray_equals_train_memory(cluster, shards, tmp_path):
     assert (tmp_path / "back.arpa").read_bytes() == single.read_bytes()
 
 
-def test_cli_train_ray_stupid_backoff_equals_train(cluster, shards, tmp_path):
+def test_cli_train_ray_stupid_backoff_equals_train(cli_cluster_address, shards, tmp_path):
     paths, whole = shards
     common = ["-o", "4", "--tokenizer", "whitespace", "--smoothing", "stupid_backoff", "-q"]
     single, distributed = tmp_path / "single.fppl", tmp_path / "ray.fppl"
     cli = [sys.executable, "-m", "fastppl.cli", "train"]
     subprocess.run([*cli, str(whole), str(single), *common], check=True)
-    address = ray.get_runtime_context().gcs_address
+    address = cli_cluster_address
     glob = str(paths[0].parent / "part-*.txt")
     subprocess.run([*cli, glob, str(distributed), "--ray", address, *common], check=True)
     fray.canonical_binary(single, tmp_path / "canonical.fppl")
