@@ -71,8 +71,7 @@ SCORE = """
 import json, sys, time
 import ray
 import fastppl.ray as fray
-model, docs_path, actors, batch_size, tokenizer = json.loads(sys.argv[1])
-options = {"tokenizer": tokenizer, "sentences": "lines" if tokenizer == "whitespace" else None}
+model, docs_path, actors, batch_size, options = json.loads(sys.argv[1])
 with open(docs_path, encoding="utf-8") as f:
     docs = [json.loads(line) for line in f]
 ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR")
@@ -97,8 +96,7 @@ print(json.dumps({"seconds": seconds, "tokens": tokens, "docs": len(docs),
 SCORE_IN_PROCESS = """
 import json, sys, time
 from fastppl import NGramModel
-model, docs_path, batch_size, tokenizer = json.loads(sys.argv[1])
-options = {"tokenizer": tokenizer, "sentences": "lines" if tokenizer == "whitespace" else None}
+model, docs_path, batch_size, options = json.loads(sys.argv[1])
 with open(docs_path, encoding="utf-8") as f:
     docs = [json.loads(line) for line in f]
 m = NGramModel.load(model)
@@ -204,7 +202,11 @@ def main() -> None:
     # scoring: an order-3 model of the first shard, the next shards' lines as documents, both
     # read the same way
     model = args.workdir / "score-model.fppl"
-    sentences = "lines" if args.score_tokenizer == "whitespace" else "terminators"
+    # (sentences=None: score's default, sentences ended by . ! ? for the NLTK reading)
+    options = {
+        "tokenizer": args.score_tokenizer,
+        "sentences": "lines" if args.score_tokenizer == "whitespace" else None,
+    }
     subprocess.run(
         [
             sys.executable,
@@ -217,7 +219,7 @@ def main() -> None:
             "--tokenizer",
             args.score_tokenizer,
             "--sentences",
-            sentences,
+            options["sentences"] or "terminators",
             GUTENBERG[0],
             str(model),
         ],
@@ -234,13 +236,13 @@ def main() -> None:
                 str(model),
                 str(docs),
                 args.batch_size,
-                args.score_tokenizer,
+                options,
                 env={"RAYON_NUM_THREADS": "1"},
             )
         )
         for actors in (1, 2) if repeat % 2 == 0 else (2, 1):
             results.setdefault(f"score-{actors}", []).append(
-                run(SCORE, str(model), str(docs), actors, args.batch_size, args.score_tokenizer)
+                run(SCORE, str(model), str(docs), actors, args.batch_size, options)
             )
     model.unlink()
     docs.unlink()

@@ -122,13 +122,8 @@ def punkt_available(language: str = "english") -> bool:
     return True
 
 
-@functools.lru_cache(maxsize=32)
-def _native_model(path: str) -> _core.PunktModel:
-    return _core.PunktModel(path)
-
-
 def punkt_model(language: str = "english") -> _core.PunktModel:
-    """The native Punkt model of ``language`` (loaded once per folder).
+    """The native Punkt model of ``language`` (loaded once per language).
 
     Raises:
         PunktDataNotFoundError: No parameters for ``language`` (see :func:`punkt_dir`).
@@ -145,7 +140,7 @@ def _language_model(language: str) -> _core.PunktModel:
     """The model of ``language``, its folder looked up once (as NLTK caches its tokenizer per
     language): a sentence-at-a-time caller would otherwise spend more on the lookup than on the
     tokenizing."""
-    return _native_model(str(punkt_dir(language)))
+    return _core.PunktModel(str(punkt_dir(language)))
 
 
 @functools.lru_cache(maxsize=32)

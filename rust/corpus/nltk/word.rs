@@ -747,6 +747,18 @@ mod tests {
     /// NLTK's pattern, its replacement, and the scan that stands for them.
     type Rule = (&'static str, &'static str, fn(String) -> String);
 
+    /// Each rule's scan gives what its pattern's `replace_all` gives, on every string of up to
+    /// `len` characters over `alphabet`.
+    fn assert_rules_are_patterns(rules: &[Rule], alphabet: &[&str], len: usize) {
+        for &(pattern, replacement, rule) in rules {
+            let regex = regex::Regex::new(pattern).unwrap();
+            for text in all_strings(alphabet, len) {
+                let expected = regex.replace_all(&text, replacement).into_owned();
+                assert_eq!(rule(text.clone()), expected, "{pattern} on {text:?}");
+            }
+        }
+    }
+
     #[test]
     fn hand_coded_rules_are_nltks_patterns() {
         let alphabet = [
@@ -766,13 +778,7 @@ mod tests {
                 clitics_long,
             ),
         ];
-        for (pattern, replacement, rule) in rules {
-            let regex = regex::Regex::new(pattern).unwrap();
-            for text in all_strings(&alphabet, 4) {
-                let expected = regex.replace_all(&text, replacement).into_owned();
-                assert_eq!(rule(text.clone()), expected, "{pattern} on {text:?}");
-            }
-        }
+        assert_rules_are_patterns(&rules, &alphabet, 4);
     }
 
     #[test]
@@ -788,13 +794,7 @@ mod tests {
                 final_period(t, is_closing_ascii, false)
             }),
         ];
-        for (pattern, replacement, rule) in rules {
-            let regex = regex::Regex::new(pattern).unwrap();
-            for text in all_strings(&alphabet, 5) {
-                let expected = regex.replace_all(&text, replacement).into_owned();
-                assert_eq!(rule(text.clone()), expected, "{pattern} on {text:?}");
-            }
-        }
+        assert_rules_are_patterns(&rules, &alphabet, 5);
     }
 
     #[test]
