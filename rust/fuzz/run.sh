@@ -26,14 +26,16 @@ for t in "${targets[@]}"; do
   cp seeds/"$t"/* "$corpus"/
   mkdir -p artifacts/"$t"
   echo "== $t: ${seconds}s"
+  # the targets that need a file write it under TMPDIR: a scratch folder removed with the corpus
+  mkdir "$corpus.tmp"
   # -rss_limit_mb: a reader that allocates from an untrusted count fails here; -timeout: a hang
-  if ! "$bin/$t" "$corpus" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+  if ! TMPDIR="$corpus.tmp" "$bin/$t" "$corpus" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
       -max_len=65536 -artifact_prefix=artifacts/"$t"/ -print_final_stats=1 2>"$corpus.log"; then
     status=1
     tail -n 40 "$corpus.log"
     echo "fuzz target $t failed: replay with rust/fuzz/$bin/$t rust/fuzz/artifacts/$t/<file>" >&2
   fi
   grep -E "stat::number_of_executed_units|stat::new_units_added|cov:" "$corpus.log" | tail -n 3
-  rm -rf "$corpus" "$corpus.log"
+  rm -rf "$corpus" "$corpus.log" "$corpus.tmp"
 done
 exit $status
