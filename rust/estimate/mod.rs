@@ -132,6 +132,15 @@ impl ContextStats {
         }
     }
 
+    /// Adds the continuations counted in `other`.
+    fn merge(&mut self, other: &ContextStats) {
+        self.total += other.total;
+        self.n1 += other.n1;
+        self.n2 += other.n2;
+        self.n3p += other.n3p;
+        self.pruned += other.pruned;
+    }
+
     fn distinct(&self) -> u32 {
         self.n1 + self.n2 + self.n3p
     }
@@ -159,6 +168,10 @@ impl Tally {
         }
     }
 }
+
+/// Contexts of one order up to which each thread sums their statistics in an array of its own
+/// (1 MiB of [`ContextStats`]: it stays in a core's cache).
+const PRIVATE_STATS_CONTEXTS: usize = (1 << 20) / size_of::<ContextStats>();
 
 /// The [`ContextStats`] of every context of one order, gathered by all threads at once. Every
 /// field is an integer sum, so the result does not depend on the order in which the threads add.
@@ -192,6 +205,26 @@ impl SharedStats {
                     .map(|_| SharedCounts::default()),
             ),
             pruned: if pruning { zeros(contexts) } else { Vec::new() },
+        }
+    }
+
+    /// The statistics `sums` (one per context), with room for pruned counts if `pruning`.
+    fn from_sums(sums: &[ContextStats], pruning: bool) -> Self {
+        SharedStats {
+            counts: sums
+                .iter()
+                .map(|s| SharedCounts {
+                    total: AtomicU64::new(s.total),
+                    n1: AtomicU32::new(s.n1),
+                    n2: AtomicU32::new(s.n2),
+                    n3p: AtomicU32::new(s.n3p),
+                })
+                .collect(),
+            pruned: if pruning {
+                sums.iter().map(|s| AtomicU64::new(s.pruned)).collect()
+            } else {
+                Vec::new()
+            },
         }
     }
 
@@ -441,24 +474,59 @@ impl<'a> Passes<'a> {
     }
 
     /// The statistics of every context of order `m` (the entries of order m-1) from the
-    /// effective counts `eff` of order m: one pass in slot order, on all cores.
+    /// effective counts `eff` of order m: one pass in slot order, on all cores. Few contexts
+    /// (the single one of unigrams, the words of a small vocabulary) are summed in one private
+    /// array per thread and added up at the end: shared counters would be written by every
+    /// thread at once, each write taking the cache line from the other cores (2.1 ms for the
+    /// unigrams of Machado's 31,352 words, 0.1 ms privately).
     fn context_stats(&self, m: usize, eff: &[u32]) -> SharedStats {
-        let level = self.level(m);
         // the contexts of order m are the entries of order m-1 (one empty context for unigrams)
         let contexts = match (m, self.job.is_cancelled()) {
             (_, true) => 0,
             (1, false) => 1,
             _ => self.level(m - 1).capacity(),
         };
-        let st = SharedStats::new(contexts, self.pruning.is_active());
-        if contexts > 0 {
-            eff.par_iter().enumerate().for_each(|(slot, &c)| {
-                if let Some(key) = self.used(&level, slot) {
-                    st.add(level.context(key), c, self.pruned(m, slot));
-                }
-            });
+        if contexts > PRIVATE_STATS_CONTEXTS {
+            self.shared_stats(m, eff, contexts)
+        } else {
+            self.private_stats(m, eff, contexts)
         }
+    }
+
+    /// [`Passes::context_stats`] with counters shared by every thread.
+    fn shared_stats(&self, m: usize, eff: &[u32], contexts: usize) -> SharedStats {
+        let level = self.level(m);
+        let st = SharedStats::new(contexts, self.pruning.is_active());
+        eff.par_iter().enumerate().for_each(|(slot, &c)| {
+            if let Some(key) = self.used(&level, slot) {
+                st.add(level.context(key), c, self.pruned(m, slot));
+            }
+        });
         st
+    }
+
+    /// [`Passes::context_stats`] summed in one array per thread.
+    fn private_stats(&self, m: usize, eff: &[u32], contexts: usize) -> SharedStats {
+        let level = self.level(m);
+        let part = eff.len().div_ceil(rayon::current_num_threads()).max(1);
+        let sums = eff
+            .par_chunks(part)
+            .enumerate()
+            .map(|(i, chunk)| {
+                let mut stats = vec![ContextStats::default(); contexts];
+                for (slot, &c) in (i * part..).zip(chunk) {
+                    if let Some(key) = self.used(&level, slot) {
+                        stats[level.context(key)].add(c, self.pruned(m, slot));
+                    }
+                }
+                stats
+            })
+            .reduce_with(|mut a, b| {
+                a.iter_mut().zip(&b).for_each(|(x, y)| x.merge(y));
+                a
+            })
+            .unwrap_or_else(|| vec![ContextStats::default(); contexts]);
+        SharedStats::from_sums(&sums, self.pruning.is_active())
     }
 
     /// The model's arrays, one order at a time, lowest first: the probabilities of order m, then
@@ -940,6 +1008,50 @@ mod tests {
                 let s = shared.get(i);
                 let fields = |s: &ContextStats| (s.total, s.n1, s.n2, s.n3p, s.pruned);
                 assert_eq!(fields(&s), fields(e), "context {i}, pruning {pruning}");
+            }
+        }
+    }
+
+    /// Context statistics summed privately per thread and in shared counters agree, for every
+    /// order of a small corpus, with and without pruning.
+    #[test]
+    fn private_and_shared_context_stats_agree() {
+        use crate::corpus::padded_stream::PaddedStream;
+        use crate::corpus::{Corpus, SentenceMode};
+        let mut c = Corpus::new();
+        let mut text = String::new();
+        for i in 0..3000 {
+            let words = [i % 17, i % 5, (i * 7) % 23, i % 3].map(|w| format!("w{w}"));
+            text.push_str(&words.join(" "));
+            text.push('\n');
+        }
+        c.push_whitespace_text(&text, SentenceMode::Lines).unwrap();
+        c.finish();
+        let stream = PaddedStream::new(&c, true, None);
+        let smoothing = Smoothing::ModifiedKneserNey {
+            discount_fallback: false,
+        };
+        for pruning in [Pruning::none(), Pruning::new(&[0, 1], 4).unwrap()] {
+            let counts =
+                crate::ngram::counts::count_ngrams(&stream, 4, c.vocab().len(), &Job::none())
+                    .unwrap();
+            let job = Job::none();
+            let passes = Passes::new(counts, c.vocab().len(), true, &smoothing, &pruning, &job);
+            let effective = passes.effective_counts();
+            for m in 1..=4 {
+                let contexts = if m == 1 {
+                    1
+                } else {
+                    passes.level(m - 1).capacity()
+                };
+                let eff = &effective[m - 1];
+                let private = passes.private_stats(m, eff, contexts);
+                let shared = passes.shared_stats(m, eff, contexts);
+                let fields = |s: ContextStats| (s.total, s.n1, s.n2, s.n3p, s.pruned);
+                assert!(private.len() == contexts && shared.len() == contexts);
+                for i in 0..contexts {
+                    assert_eq!(fields(private.get(i)), fields(shared.get(i)), "order {m}");
+                }
             }
         }
     }
