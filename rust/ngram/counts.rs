@@ -262,13 +262,15 @@ fn count_unigrams(
     job: &Job,
 ) -> Result<Vec<u32>> {
     let first = stream.first_predicted();
+    // one array per thread, not per rayon split: each is the vocabulary's size, zeroed
+    let part = chunks.len().div_ceil(rayon::current_num_threads()).max(1);
     let total = chunks
-        .par_iter()
-        .fold(
-            || vec![0u64; vocab_len],
-            |mut c, &(a, b)| {
+        .par_chunks(part)
+        .map(|part| {
+            let mut c = vec![0u64; vocab_len];
+            for &(a, b) in part {
                 if job.is_cancelled() {
-                    return c;
+                    break;
                 }
                 job.advance((stream.offsets[b] - stream.offsets[a]) as u64);
                 for s in a..b {
@@ -277,18 +279,16 @@ fn count_unigrams(
                         c[w as usize] += 1;
                     }
                 }
-                c
-            },
-        )
-        .reduce(
-            || vec![0u64; vocab_len],
-            |mut a, b| {
-                for (x, y) in a.iter_mut().zip(b) {
-                    *x += y;
-                }
-                a
-            },
-        );
+            }
+            c
+        })
+        .reduce_with(|mut a, b| {
+            for (x, y) in a.iter_mut().zip(b) {
+                *x += y;
+            }
+            a
+        })
+        .unwrap_or_else(|| vec![0u64; vocab_len]);
     job.check()?;
     total
         .into_iter()
