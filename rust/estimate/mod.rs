@@ -44,6 +44,7 @@ use crate::ngram::keys::{key_prefix, key_word};
 use crate::ngram::probing::{Entry, ProbingTable};
 use crate::util::huge_pages;
 use crate::util::job::Job;
+use crate::util::per_thread;
 
 /// Count thresholds per order below which n-grams are pruned (lmplz's `--prune`).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -486,7 +487,10 @@ impl<'a> Passes<'a> {
             (1, false) => 1,
             _ => self.level(m - 1).capacity(),
         };
-        if contexts > PRIVATE_STATS_CONTEXTS {
+        if contexts == 0 {
+            // cancelled: nothing to gather, and no context to add to
+            SharedStats::new(0, self.pruning.is_active())
+        } else if contexts > PRIVATE_STATS_CONTEXTS {
             self.shared_stats(m, eff, contexts)
         } else {
             self.private_stats(m, eff, contexts)
@@ -508,24 +512,18 @@ impl<'a> Passes<'a> {
     /// [`Passes::context_stats`] summed in one array per thread.
     fn private_stats(&self, m: usize, eff: &[u32], contexts: usize) -> SharedStats {
         let level = self.level(m);
-        let part = eff.len().div_ceil(rayon::current_num_threads()).max(1);
-        let sums = eff
-            .par_chunks(part)
-            .enumerate()
-            .map(|(i, chunk)| {
-                let mut stats = vec![ContextStats::default(); contexts];
-                for (slot, &c) in (i * part..).zip(chunk) {
+        let sums = per_thread::fold(
+            eff,
+            || vec![ContextStats::default(); contexts],
+            |stats, first, part| {
+                for (slot, &c) in (first..).zip(part) {
                     if let Some(key) = self.used(&level, slot) {
                         stats[level.context(key)].add(c, self.pruned(m, slot));
                     }
                 }
-                stats
-            })
-            .reduce_with(|mut a, b| {
-                a.iter_mut().zip(&b).for_each(|(x, y)| x.merge(y));
-                a
-            })
-            .unwrap_or_else(|| vec![ContextStats::default(); contexts]);
+            },
+            |a, b| a.iter_mut().zip(&b).for_each(|(x, y)| x.merge(y)),
+        );
         SharedStats::from_sums(&sums, self.pruning.is_active())
     }
 
@@ -1013,7 +1011,8 @@ mod tests {
     }
 
     /// Context statistics summed privately per thread and in shared counters agree, for every
-    /// order of a small corpus, with and without pruning.
+    /// order of a small corpus, with and without pruning; once the job is cancelled, none are
+    /// gathered.
     #[test]
     fn private_and_shared_context_stats_agree() {
         use crate::corpus::padded_stream::PaddedStream;
@@ -1052,6 +1051,11 @@ mod tests {
                 for i in 0..contexts {
                     assert_eq!(fields(private.get(i)), fields(shared.get(i)), "order {m}");
                 }
+            }
+            // a cancelled job gathers nothing (and must not index an empty array)
+            job.cancel();
+            for m in 1..=4 {
+                assert_eq!(passes.context_stats(m, &effective[m - 1]).len(), 0);
             }
         }
     }

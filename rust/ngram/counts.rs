@@ -17,6 +17,7 @@ use crate::corpus::padded_stream::PaddedStream;
 use crate::error::{Error, Result};
 use crate::ngram::keys::{find_chain, hash_key, home_slot, pack, prefetch, EMPTY, MAX_ORDER, NONE};
 use crate::util::job::Job;
+use crate::util::per_thread;
 
 /// Slots per estimated key: an expected load of 0.77, where linear probing is still short.
 const SLOTS_PER_KEY: f64 = 1.3;
@@ -262,12 +263,10 @@ fn count_unigrams(
     job: &Job,
 ) -> Result<Vec<u32>> {
     let first = stream.first_predicted();
-    // one array per thread, not per rayon split: each is the vocabulary's size, zeroed
-    let part = chunks.len().div_ceil(rayon::current_num_threads()).max(1);
-    let total = chunks
-        .par_chunks(part)
-        .map(|part| {
-            let mut c = vec![0u64; vocab_len];
+    let total = per_thread::fold(
+        chunks,
+        || vec![0u64; vocab_len],
+        |c, _, part| {
             for &(a, b) in part {
                 if job.is_cancelled() {
                     break;
@@ -280,15 +279,9 @@ fn count_unigrams(
                     }
                 }
             }
-            c
-        })
-        .reduce_with(|mut a, b| {
-            for (x, y) in a.iter_mut().zip(b) {
-                *x += y;
-            }
-            a
-        })
-        .unwrap_or_else(|| vec![0u64; vocab_len]);
+        },
+        |a, b| a.iter_mut().zip(b).for_each(|(x, y)| *x += y),
+    );
     job.check()?;
     total
         .into_iter()

@@ -1,5 +1,6 @@
 //! Generic machinery that knows no n-grams: atomic file replacement, compressed files, sorting on disk, memory-mapped
-//! views and huge pages for them, KenLM's float formatting and string hash, a long call's cancel flag and progress.
+//! views and huge pages for them, KenLM's float formatting and string hash, a long call's cancel flag and progress,
+//! sums with one accumulator per thread.
 
 pub mod atomic;
 pub mod compressed;
@@ -8,4 +9,5 @@ pub mod huge_pages;
 pub mod job;
 pub mod mapped;
 pub mod murmur;
+pub mod per_thread;
 pub mod spill;
