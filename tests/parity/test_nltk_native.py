@@ -321,6 +321,30 @@ def test_generated_text(text, language):
     assert_same(text, language)
 
 
+@st.composite
+def long_lines(draw) -> str:
+    """Lines of 512 bytes and more, which the native tokenizer cuts into segments first."""
+    parts = []
+    while len("".join(parts).encode()) < 600:
+        parts.append(draw(st.sampled_from(PIECES)))
+        parts.append(draw(st.sampled_from([" ", " ", " ", " ", "", "  ", "\t", "\u00a0"])))
+    return "".join(parts)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=long_lines())
+def test_generated_long_lines(text):
+    assert_same_tokens_per_sentence([text], "english")
+
+
+def test_machado_paragraphs_whole(machado):
+    """Each paragraph of Machado as one line (``preserve_line=True``): long texts take the
+    native tokenizer's segmented path."""
+    paragraphs = [p for p in machado.split("\n\n") if p.strip()]
+    assert sum(len(p.encode()) >= 512 for p in paragraphs) > 1_000
+    assert_same_tokens_per_sentence(paragraphs, "portuguese")
+
+
 @settings(max_examples=300, deadline=None)
 @given(
     text=st.text(
