@@ -337,6 +337,14 @@ def test_generated_long_lines(text):
     assert_same_tokens_per_sentence([text], "english")
 
 
+def test_machado_whole_as_one_line(machado):
+    """The whole of Machado with ``preserve_line=True``: one piece of 3 MB, which the native
+    tokenizer cuts into parts tokenized in parallel."""
+    assert word_tokenize(machado, "portuguese", preserve_line=True) == word_tokenize(
+        machado, "portuguese", preserve_line=True, engine="python"
+    )
+
+
 def test_machado_paragraphs_whole(machado):
     """Each paragraph of Machado as one line (``preserve_line=True``): long texts take the
     native tokenizer's segmented path."""

@@ -271,6 +271,24 @@ fn for_each_batch<S: Sync + Send, R: Send>(
     mut emit: impl FnMut(&mut S, Batch, R) + Send,
 ) -> Result<()> {
     let batch_size = batch_bytes(pieces.iter().map(|(p, _)| p.len() + 1).sum());
+    // a piece longer than a batch (a text with `preserve_line=True`, a long line) is cut where
+    // the cut cannot change its tokens, so that its parts are tokenized in parallel
+    let parts: Vec<(&str, bool)>;
+    let pieces = if pieces.iter().any(|(p, _)| p.len() > batch_size) {
+        parts = pieces
+            .iter()
+            .flat_map(|&(piece, ends_group)| {
+                let cut = word::split_at_cuts(piece, batch_size);
+                let last = cut.len() - 1;
+                cut.into_iter()
+                    .enumerate()
+                    .map(move |(i, part)| (part, ends_group && i == last))
+            })
+            .collect();
+        &parts[..]
+    } else {
+        pieces
+    };
     let mut batches: Vec<&[(&str, bool)]> = Vec::new();
     let mut start = 0;
     let mut size = 0;

@@ -154,6 +154,32 @@ fn tokenize_segments(text: &str, mut emit: impl FnMut(&str)) {
     tokenize_segment(&text[start..], segment_plain, &mut emit);
 }
 
+/// `text` in parts of at least `size` bytes (the last may be shorter), cut at spaces where
+/// [`tokenize_segments`] cuts it, so that the tokens of the parts, one part after the other, are
+/// those of `text` (also for Python's `str.split`, which any space cuts): long pieces of text
+/// (a file with `preserve_line=True`, a line of a gigabyte) can then be tokenized in parallel.
+pub fn split_at_cuts(text: &str, size: usize) -> Vec<&str> {
+    let bytes = text.as_bytes();
+    let mut parts = Vec::new();
+    let mut start = 0;
+    let mut from = size;
+    while from < bytes.len() {
+        let Some(found) = memchr::memchr(b' ', &bytes[from..]) else {
+            break;
+        };
+        let at = from + found;
+        from = at + 1;
+        let before = text[..at].chars().next_back().is_some_and(is_plain);
+        if before && plain_at(text, at + 1).is_some() {
+            parts.push(&text[start..at]);
+            start = at + 1;
+            from = start + size;
+        }
+    }
+    parts.push(&text[start..]);
+    parts
+}
+
 /// A character no rule treats apart from letters: alphanumeric, and not one that Python's
 /// `(?i)` folds to an ASCII letter of a contraction word (`İ`, `ı` to `i`, `ſ` to `s`).
 fn is_plain(c: char) -> bool {
@@ -932,6 +958,27 @@ mod tests {
                 text.push_str(alphabet[(state % alphabet.len() as u64) as usize]);
             }
             assert_eq!(segment_words(&text), rule_words(&text), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn parts_split_at_cuts_give_the_tokens_of_the_whole() {
+        let sentence = "Dr. Watson's here, isn't he? \"Yes\" -- gonna é (x) and so on...\t ";
+        let text = sentence.repeat(40);
+        for size in [1, 7, 64, 300, 5_000] {
+            let parts = split_at_cuts(&text, size);
+            assert!(parts.len() > 1 || size > text.len());
+            assert!(parts[..parts.len() - 1].iter().all(|p| p.len() >= size));
+            let mut joined = Vec::new();
+            for p in &parts {
+                tokenize(p, |t| joined.push(t.to_string()));
+            }
+            assert_eq!(joined, rule_words(&text), "size {size}");
+            let mut split = Vec::new();
+            for p in &parts {
+                py_split(p, |t| split.push(t.to_string()));
+            }
+            assert_eq!(split, text.split_whitespace().collect::<Vec<_>>());
         }
     }
 
