@@ -15,7 +15,8 @@ Cases:
   Gutenberg shard 0 (NLTK takes ~1.5 min for a whole 64 MB shard, and needs its 5 s regex time
   limit lifted to finish at all); fastppl on Machado and on the whole shard. On Machado NLTK also
   runs at its defaults (``nltk_defaults``: the time limit on, as users call it), a second
-  baseline.
+  baseline. Also on Machado: ``preserve_line=True`` (the whole text as one line: no Punkt
+  pass; the native engine cuts it where its tokens cannot change and runs the parts on all cores).
 - ``tutorial``: read Machado, drop ``#``/``%`` lines, lowercase, ``word_tokenize``, sentences
   ended by ``.!?`` tokens, unigram + bigram MLE perplexity (base 2, no ``<s>``/``</s>``): plain
   Python + NLTK vs ``Corpus.from_file(tokenizer="nltk")`` + ``NGramModel.fit`` + ``evaluate``.
@@ -56,7 +57,11 @@ def _text(corpus: str, mb: float | None) -> str:
 
 
 def case_tokenize(
-    engine: str, corpus: str, mb: float | None = None, nltk_defaults: bool = False
+    engine: str,
+    corpus: str,
+    mb: float | None = None,
+    nltk_defaults: bool = False,
+    preserve_line: bool = False,
 ) -> dict:
     import nltk.redos
 
@@ -66,7 +71,7 @@ def case_tokenize(
         nltk.redos.DEFAULT_TIMEOUT = None
     text = _text(corpus, mb)
     start = time.perf_counter()
-    tokens = word_tokenize(text, engine=engine)  # type: ignore[arg-type]
+    tokens = word_tokenize(text, preserve_line=preserve_line, engine=engine)  # type: ignore[arg-type]
     seconds = time.perf_counter() - start
     return {"seconds": seconds, "mb": len(text.encode()) / 1e6, "tokens": len(tokens)}
 
@@ -219,6 +224,13 @@ def main() -> None:
         f"  => Machado: {native['mb_per_s'] / nltk['mb_per_s']:.0f}x NLTK's word_tokenize "
         f"(regex time limit lifted), {native['mb_per_s'] / nltk_defaults['mb_per_s']:.0f}x "
         f"at NLTK's defaults"
+    )
+    native = measure("tokenize", reps, engine="native", corpus="machado", preserve_line=True)
+    nltk = measure("tokenize", reps, engine="python", corpus="machado", preserve_line=True)
+    results += [native, nltk]
+    print(
+        f"  => Machado as one line (preserve_line=True): "
+        f"{native['mb_per_s'] / nltk['mb_per_s']:.0f}x NLTK (regex time limit lifted)"
     )
     fast = measure("tutorial", reps, impl="fastppl")
     slow = measure("tutorial", reps, impl="python")

@@ -57,35 +57,31 @@ fn line_blocks(text: &str, size: usize) -> Vec<&str> {
     blocks
 }
 
-/// [`clean_text`] of whole lines, on one thread.
+/// [`clean_text`] of whole lines, on one thread: each kept line is copied (lowercased) once.
 fn clean_lines(text: &str, prefixes: &[String], lowercase: bool) -> String {
-    let kept = if prefixes.is_empty() {
-        Cow::Borrowed(text)
-    } else {
-        let mut out = String::with_capacity(text.len());
-        for line in text.split_inclusive('\n') {
-            if !prefixes.iter().any(|p| line.starts_with(p.as_str())) {
-                out.push_str(line);
-            }
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        if prefixes.iter().any(|p| line.starts_with(p.as_str())) {
+            continue;
         }
-        Cow::Owned(out)
-    };
-    if lowercase {
-        to_lowercase(&kept)
-    } else {
-        kept.into_owned()
+        if lowercase {
+            push_lowercase(&mut out, line);
+        } else {
+            out.push_str(line);
+        }
     }
+    out
 }
 
-/// `str::to_lowercase`, faster on text of mostly Latin letters: runs of ASCII are lowercased as
-/// bytes, Latin-1 letters by their fixed offset, other characters by `char::to_lowercase`
-/// (which is context-free); text holding a `Σ`, whose lowercase depends on the letters around
-/// it, goes to `str::to_lowercase` whole.
-fn to_lowercase(text: &str) -> String {
+/// Appends `str::to_lowercase` of `text` to `out`, faster on text of mostly Latin letters: runs
+/// of ASCII are lowercased as bytes, Latin-1 letters by their fixed offset, other characters by
+/// `char::to_lowercase` (which is context-free); text holding a `Σ`, whose lowercase depends on
+/// the letters around it, goes to `str::to_lowercase` whole.
+fn push_lowercase(out: &mut String, text: &str) {
     if text.contains('Σ') {
-        return text.to_lowercase();
+        out.push_str(&text.to_lowercase());
+        return;
     }
-    let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while !rest.is_empty() {
         let ascii = rest
@@ -109,7 +105,6 @@ fn to_lowercase(text: &str) -> String {
         }
         rest = &rest[c.len_utf8()..];
     }
-    out
 }
 
 #[cfg(test)]
@@ -168,7 +163,9 @@ mod tests {
         // is lowercased by `str::to_lowercase` itself)
         for c in (0..=0x10_ffff_u32).filter_map(char::from_u32) {
             for text in [format!("A{c}b É{c}"), format!("ΣA{c}")] {
-                assert_eq!(to_lowercase(&text), text.to_lowercase(), "{c:?}");
+                let mut out = String::new();
+                push_lowercase(&mut out, &text);
+                assert_eq!(out, text.to_lowercase(), "{c:?}");
             }
         }
     }
