@@ -273,18 +273,21 @@ fn for_each_batch<S: Sync + Send, R: Send>(
     let batch_size = batch_bytes(pieces.iter().map(|(p, _)| p.len() + 1).sum());
     // a piece longer than a batch (a text with `preserve_line=True`, a long line) is cut where
     // the cut cannot change its tokens, so that its parts are tokenized in parallel
-    let parts: Vec<(&str, bool)>;
+    let mut parts: Vec<(&str, bool)> = Vec::new();
     let pieces = if pieces.iter().any(|(p, _)| p.len() > batch_size) {
-        parts = pieces
-            .iter()
-            .flat_map(|&(piece, ends_group)| {
-                let cut = word::split_at_cuts(piece, batch_size);
-                let last = cut.len() - 1;
+        for &(piece, ends_group) in pieces {
+            if piece.len() <= batch_size {
+                parts.push((piece, ends_group));
+                continue;
+            }
+            let cut = word::split_at_cuts(piece, batch_size);
+            let last = cut.len() - 1;
+            parts.extend(
                 cut.into_iter()
                     .enumerate()
-                    .map(move |(i, part)| (part, ends_group && i == last))
-            })
-            .collect();
+                    .map(|(i, part)| (part, ends_group && i == last)),
+            );
+        }
         &parts[..]
     } else {
         pieces

@@ -130,13 +130,7 @@ fn tokenize_segments(text: &str, mut emit: impl FnMut(&str)) {
     let mut cut: Option<usize> = None; // a ' ' after a plain character
     let mut i = 0;
     while i < bytes.len() {
-        let (plain, n) = match bytes[i] {
-            b if b < 0x80 => (b.is_ascii_alphanumeric(), 1),
-            _ => {
-                let c = text[i..].chars().next().expect("a character boundary");
-                (is_plain(c), c.len_utf8())
-            }
-        };
+        let (plain, n) = plain_char(text, i);
         if let Some(at) = cut.take() {
             if plain {
                 tokenize_segment(&text[start..at], segment_plain, &mut emit);
@@ -216,15 +210,25 @@ fn is_contraction(word: &str) -> bool {
             .any(|w| w.eq_ignore_ascii_case(word))
 }
 
-/// The length of the character at `i` of `s` if it is plain, else None (also at the end).
-fn plain_at(s: &str, i: usize) -> Option<usize> {
-    match *s.as_bytes().get(i)? {
-        b if b < 0x80 => b.is_ascii_alphanumeric().then_some(1),
+/// Whether the character at `i` of `s` (a character boundary before its end) is plain, and
+/// its length.
+fn plain_char(s: &str, i: usize) -> (bool, usize) {
+    match s.as_bytes()[i] {
+        b if b < 0x80 => (b.is_ascii_alphanumeric(), 1),
         _ => {
             let c = s[i..].chars().next().expect("a character boundary");
-            is_plain(c).then(|| c.len_utf8())
+            (is_plain(c), c.len_utf8())
         }
     }
+}
+
+/// The length of the character at `i` of `s` if it is plain, else None (also at the end).
+fn plain_at(s: &str, i: usize) -> Option<usize> {
+    if i >= s.len() {
+        return None;
+    }
+    let (plain, n) = plain_char(s, i);
+    plain.then_some(n)
 }
 
 /// Tokenizes a segment of simple prose, which NLTK's rules only cut at spaces and around
