@@ -1,11 +1,12 @@
 //! Generic machinery that knows no n-grams: atomic file replacement, compressed files, sorting on disk, memory-mapped
 //! views and huge pages for them, KenLM's float formatting and string hash, a long call's cancel flag and progress,
-//! sums with one accumulator per thread.
+//! sums with one accumulator per thread, strings interned into one allocation.
 
 pub mod atomic;
 pub mod compressed;
 pub mod float_format;
 pub mod huge_pages;
+pub mod interner;
 pub mod job;
 pub mod mapped;
 pub mod murmur;

@@ -6,89 +6,32 @@
 //! token (a few tens of thousands of types for a megabyte of text, against about 200,000
 //! tokens).
 
-use std::hash::BuildHasher;
-
-use hashbrown::{DefaultHashBuilder, HashTable};
+use crate::util::interner::Interner;
 
 /// Tokens of consecutive pieces, with their types interned.
 #[derive(Default)]
 pub struct Batch {
-    /// The spellings of the types, one after the other.
-    bytes: String,
-    /// End of each type in `bytes`.
-    type_ends: Vec<usize>,
+    /// The types, by id.
+    types: Interner,
     /// Each token, as its type.
     tokens: Vec<u32>,
     /// For each piece: its end in `tokens`, and whether it ends a group.
     piece_ends: Vec<(usize, bool)>,
-    /// Types by the hash of their spelling.
-    index: HashTable<Entry>,
-    hasher: DefaultHashBuilder,
-}
-
-/// A type in the index, with the place of its spelling in `bytes` (a probe compares the
-/// lengths, then the bytes, without looking `type_ends` up).
-#[derive(Clone, Copy)]
-struct Entry {
-    start: usize,
-    len: u32,
-    id: u32,
-}
-
-impl Entry {
-    #[inline]
-    fn spelling(self, bytes: &str) -> &[u8] {
-        &bytes.as_bytes()[self.start..self.start + self.len as usize]
-    }
-}
-
-/// Type `i` in `bytes` ended by `ends`.
-#[inline]
-fn spelling<'a>(bytes: &'a str, ends: &[usize], i: u32) -> &'a str {
-    let i = i as usize;
-    let start = if i == 0 { 0 } else { ends[i - 1] };
-    &bytes[start..ends[i]]
 }
 
 impl Batch {
     /// An empty batch with room for the tokens of about `text_bytes` bytes of text.
     pub fn with_capacity(text_bytes: usize, pieces: usize) -> Self {
         Batch {
-            bytes: String::with_capacity(text_bytes / 4),
-            type_ends: Vec::with_capacity(text_bytes / 32),
+            types: Interner::with_capacity(text_bytes / 32, text_bytes / 4),
             tokens: Vec::with_capacity(text_bytes / 4),
             piece_ends: Vec::with_capacity(pieces),
-            index: HashTable::with_capacity(text_bytes / 32),
-            ..Batch::default()
         }
     }
 
     /// Appends a token to the current piece.
     pub fn push_token(&mut self, token: &str) {
-        let key = token.as_bytes();
-        let hash = self.hasher.hash_one(key);
-        let bytes = &self.bytes;
-        let found = self
-            .index
-            .find(hash, |e| {
-                e.len as usize == key.len() && e.spelling(bytes) == key
-            })
-            .map(|e| e.id);
-        let id = if let Some(id) = found {
-            id
-        } else {
-            let entry = Entry {
-                start: self.bytes.len(),
-                len: u32::try_from(token.len()).expect("a token under 4 GiB"),
-                id: u32::try_from(self.type_ends.len()).expect("fewer than 2^32 types"),
-            };
-            self.bytes.push_str(token);
-            self.type_ends.push(self.bytes.len());
-            let (bytes, hasher) = (&self.bytes, &self.hasher);
-            self.index
-                .insert_unique(hash, entry, |e| hasher.hash_one(e.spelling(bytes)));
-            entry.id
-        };
+        let id = self.types.intern(token);
         self.tokens.push(id);
     }
 
@@ -99,7 +42,7 @@ impl Batch {
 
     /// Number of types.
     pub fn num_types(&self) -> usize {
-        self.type_ends.len()
+        self.types.len()
     }
 
     /// Number of tokens.
@@ -115,7 +58,7 @@ impl Batch {
     /// The spelling of type `i`.
     #[inline]
     pub fn spelling(&self, i: u32) -> &str {
-        spelling(&self.bytes, &self.type_ends, i)
+        self.types.spelling(i)
     }
 
     /// The pieces in order: their tokens (as types) and whether each ends a group.

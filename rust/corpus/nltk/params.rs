@@ -13,12 +13,12 @@
 //! error naming the file and line; NLTK fails on the latter too, and a collocation with another
 //! number of fields could never match.
 
-use std::hash::BuildHasher;
 use std::path::Path;
 
-use hashbrown::{DefaultHashBuilder, HashSet, HashTable};
+use hashbrown::HashSet;
 
 use crate::error::{Error, Result};
+use crate::util::interner::Interner;
 
 /// Orthographic context flags (`_ORTHO_*` in punkt.py): where a type was seen, in which case.
 pub mod ortho {
@@ -53,76 +53,46 @@ pub struct PunktParams {
     pub ortho_context: OrthoContext,
 }
 
-/// The orthographic context flags of each type: every spelling in one string, found by hash (a
-/// language has about 20,000 types: one allocation for them all, not one each; loading the
-/// English parameters took 2.3 ms with a `String` per type).
+/// The orthographic context flags of each type: the types interned into one string (a language
+/// has about 20,000: one allocation for them all, not one each; loading the English parameters
+/// took 2.3 ms with a `String` per type), their flags by id.
 #[derive(Debug, Clone, Default)]
 pub struct OrthoContext {
-    spellings: String,
-    index: HashTable<OrthoEntry>,
-    hasher: DefaultHashBuilder,
-}
-
-/// A type of [`OrthoContext`]: where its spelling is, and its flags.
-#[derive(Debug, Clone, Copy)]
-struct OrthoEntry {
-    start: usize,
-    len: usize,
-    flags: i64,
-}
-
-impl OrthoEntry {
-    fn spelling(self, spellings: &str) -> &str {
-        &spellings[self.start..self.start + self.len]
-    }
+    types: Interner,
+    flags: Vec<i64>,
 }
 
 impl OrthoContext {
     /// Room for `types` types spelled in `bytes` bytes in all.
     fn reserve(&mut self, types: usize, bytes: usize) {
-        self.spellings.reserve(bytes);
-        let (spellings, hasher) = (&self.spellings, &self.hasher);
-        self.index
-            .reserve(types, |e| hasher.hash_one(e.spelling(spellings)));
+        self.types.reserve(types, bytes);
+        self.flags.reserve(types);
     }
 
     /// Sets the flags of `typ`; a later line for the same type replaces an earlier one, as in
     /// NLTK's dict.
     pub fn insert(&mut self, typ: &str, flags: i64) {
-        let hash = self.hasher.hash_one(typ);
-        let spellings = &self.spellings;
-        if let Some(e) = self.index.find_mut(hash, |e| e.spelling(spellings) == typ) {
-            e.flags = flags;
-            return;
+        let id = self.types.intern(typ) as usize;
+        if id == self.flags.len() {
+            self.flags.push(flags);
+        } else {
+            self.flags[id] = flags;
         }
-        let entry = OrthoEntry {
-            start: self.spellings.len(),
-            len: typ.len(),
-            flags,
-        };
-        self.spellings.push_str(typ);
-        let (spellings, hasher) = (&self.spellings, &self.hasher);
-        self.index
-            .insert_unique(hash, entry, |e| hasher.hash_one(e.spelling(spellings)));
     }
 
     /// The flags of `typ` (0 when never seen).
     pub fn get(&self, typ: &str) -> i64 {
-        self.index
-            .find(self.hasher.hash_one(typ), |e| {
-                e.spelling(&self.spellings) == typ
-            })
-            .map_or(0, |e| e.flags)
+        self.types.get(typ).map_or(0, |id| self.flags[id as usize])
     }
 
     /// Number of types.
     pub fn len(&self) -> usize {
-        self.index.len()
+        self.types.len()
     }
 
     /// True when no type has flags.
     pub fn is_empty(&self) -> bool {
-        self.index.is_empty()
+        self.types.is_empty()
     }
 }
 
