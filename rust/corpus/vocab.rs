@@ -3,10 +3,9 @@
 //! Ids 0, 1, 2 are reserved for `<unk>`, `<s>` and `</s>` (KenLM puts `<unk>` first too), so
 //! every vocabulary, whatever text it was built from, agrees on them.
 
-use std::hash::BuildHasher;
 use std::sync::Arc;
 
-use hashbrown::{DefaultHashBuilder, HashTable};
+use crate::util::interner::Interner;
 
 /// Id of `<unk>`, the stand-in for every out-of-vocabulary token.
 pub const UNK: u32 = 0;
@@ -31,24 +30,7 @@ pub const RESERVED: [&str; 3] = ["<unk>", "<s>", "</s>"];
 /// ([`Vocab::translation_from`]).
 #[derive(Debug, Clone)]
 pub struct Vocab {
-    table: Arc<Table>,
-}
-
-/// The spellings in id order, and their ids by hash.
-#[derive(Debug, Clone, Default)]
-struct Table {
-    words: Vec<Box<str>>,
-    ids: HashTable<u32>,
-    hasher: DefaultHashBuilder,
-}
-
-impl Table {
-    fn get(&self, word: &str) -> Option<u32> {
-        let hash = self.hasher.hash_one(word);
-        self.ids
-            .find(hash, |&id| &*self.words[id as usize] == word)
-            .copied()
-    }
+    table: Arc<Interner>,
 }
 
 impl Default for Vocab {
@@ -74,25 +56,13 @@ impl Vocab {
         if let Some(id) = self.table.get(word) {
             return id;
         }
-        let table = Arc::make_mut(&mut self.table);
-        let id = u32::try_from(table.words.len()).expect("vocabulary larger than 2^32 types");
-        let hash = table.hasher.hash_one(word);
-        table.words.push(word.into());
-        let (words, hasher) = (&table.words, &table.hasher);
-        table
-            .ids
-            .insert_unique(hash, id, |&i| hasher.hash_one(&*words[i as usize]));
-        id
+        Arc::make_mut(&mut self.table).intern(word)
     }
 
-    /// Makes room for `additional` more words without rehashing (used when loading a model).
-    pub fn reserve(&mut self, additional: usize) {
-        let table = Arc::make_mut(&mut self.table);
-        let (words, hasher) = (&table.words, &table.hasher);
-        table
-            .ids
-            .reserve(additional, |&i| hasher.hash_one(&*words[i as usize]));
-        table.words.reserve(additional);
+    /// Makes room for `words` more words of `bytes` bytes in all, without rehashing (used when
+    /// loading a model).
+    pub fn reserve(&mut self, words: usize, bytes: usize) {
+        Arc::make_mut(&mut self.table).reserve(words, bytes);
     }
 
     /// The id of `word`, if it is in the vocabulary.
@@ -107,22 +77,22 @@ impl Vocab {
 
     /// The spelling of `id`.
     pub fn word(&self, id: u32) -> &str {
-        &self.table.words[id as usize]
+        self.table.spelling(id)
     }
 
     /// Number of ids, reserved ones included.
     pub fn len(&self) -> usize {
-        self.table.words.len()
+        self.table.len()
     }
 
     /// Never true: the reserved tokens are always there.
     pub fn is_empty(&self) -> bool {
-        self.table.words.is_empty()
+        self.table.is_empty()
     }
 
     /// All spellings in id order.
     pub fn words(&self) -> impl Iterator<Item = &str> {
-        self.table.words.iter().map(|w| &**w)
+        (0..self.len() as u32).map(|id| self.table.spelling(id))
     }
 
     /// For each id of `other`, the id of the same spelling here (or [`UNK`]): the identity,
@@ -177,7 +147,7 @@ mod tests {
         assert_eq!((a.len(), a.get("y")), (4, None));
         assert_eq!(b.translation_from(&a), vec![0, 1, 2, 3]);
         assert_eq!(a.translation_from(&b), vec![0, 1, 2, 3, UNK]);
-        b.reserve(10);
+        b.reserve(10, 40);
         assert_eq!(b.get("y"), Some(4));
     }
 }

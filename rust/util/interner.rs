@@ -3,7 +3,7 @@
 //! One allocation holds every spelling (not one each), and the hash index finds a spelling by
 //! its place in that string: a probe compares the lengths, then the bytes. Used where many short
 //! strings are interned at a high rate (the tokens of a batch of text, the types of a Punkt
-//! model).
+//! model, the words of a corpus's or a model's vocabulary).
 
 use std::hash::BuildHasher;
 

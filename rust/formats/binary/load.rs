@@ -193,7 +193,7 @@ fn parse_vocab(bytes: &[u8], rows: &[Row], vocab_len: usize, p: &str) -> Result<
         )
     })?;
     let mut vocab = Vocab::new();
-    vocab.reserve(vocab_len - RESERVED.len());
+    vocab.reserve(vocab_len - RESERVED.len(), words.len());
     let mut at = 0usize;
     for (id, &l) in lengths.iter().enumerate() {
         let end = at + l as usize;
