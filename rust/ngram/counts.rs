@@ -228,9 +228,10 @@ pub fn count_ngrams(
     let mut previous: Option<Vec<u32>> = None;
     for m in 2..=order {
         let prev = previous.as_deref().unwrap_or(&stream.ids);
-        let (counts, current) = count_order(stream, &chunks, m, prev, job)?;
+        // the highest order is the prefix of nothing: its entry numbers are not recorded
+        let (counts, current) = count_order(stream, &chunks, m, prev, m < order, job)?;
         higher.push(counts);
-        previous = Some(current);
+        previous = current;
     }
     Ok(NgramCounts {
         unigrams,
@@ -306,14 +307,16 @@ fn for_each_window(
     }
 }
 
-/// Counts order m; returns its table and the entry number of the m-gram ending at each position.
+/// Counts order m; returns its table and, when `record`, the entry number of the m-gram ending
+/// at each position.
 fn count_order(
     stream: &PaddedStream,
     chunks: &[(usize, usize)],
     m: usize,
     prev: &[u32],
+    record: bool,
     job: &Job,
-) -> Result<(OrderCounts, Vec<u32>)> {
+) -> Result<(OrderCounts, Option<Vec<u32>>)> {
     let key_at = |p: usize| pack(prev[p - 1], stream.ids[p]);
     let estimate = chunks
         .par_iter()
@@ -328,83 +331,94 @@ fn count_order(
     job.check()?;
     let mut capacity = ((estimate * 1.02 + 64.0) * SLOTS_PER_KEY) as usize;
     loop {
-        if let Some(done) = fill_order(stream, chunks, m, prev, capacity, job)? {
+        if let Some(done) = fill_order(stream, chunks, m, prev, capacity, record, job)? {
             return Ok(done);
         }
         capacity *= 2; // the estimate was too low: count again in a larger table
     }
 }
 
-/// Counts order m into a table of `capacity` slots; `None` if it fills up.
+/// Counts order m into a table of `capacity` slots (recording each position's entry number when
+/// `record`); `None` if it fills up.
 fn fill_order(
     stream: &PaddedStream,
     chunks: &[(usize, usize)],
     m: usize,
     prev: &[u32],
     capacity: usize,
+    record: bool,
     job: &Job,
-) -> Result<Option<(OrderCounts, Vec<u32>)>> {
+) -> Result<Option<(OrderCounts, Option<Vec<u32>>)>> {
     let key_at = |p: usize| pack(prev[p - 1], stream.ids[p]);
     let mut table = OrderCounts::with_capacity(capacity);
-    let mut current = vec![NONE; stream.ids.len()];
+    let mut current = if record {
+        vec![NONE; stream.ids.len()]
+    } else {
+        Vec::new()
+    };
     let full = AtomicBool::new(false);
     let distinct = AtomicUsize::new(0);
     let limit = (capacity as f64 * MAX_LOAD) as usize;
     // split `current` along the chunks so that each task writes its own positions
-    let mut parts: Vec<(&mut [u32], (usize, usize), usize)> = Vec::with_capacity(chunks.len());
+    let mut parts = Vec::with_capacity(chunks.len());
     let mut rest: &mut [u32] = &mut current;
     let mut consumed = 0;
     for &(a, b) in chunks {
         let (start, end) = (stream.offsets[a], stream.offsets[b]);
-        let (_, tail) = rest.split_at_mut(start - consumed);
-        let (part, tail) = tail.split_at_mut(end - start);
-        parts.push((part, (a, b), start));
-        rest = tail;
-        consumed = end;
+        let part = if record {
+            let (_, tail) = rest.split_at_mut(start - consumed);
+            let (part, tail) = tail.split_at_mut(end - start);
+            rest = tail;
+            consumed = end;
+            Some(part)
+        } else {
+            None
+        };
+        parts.push((part, (a, b)));
     }
     let table_ref = &table;
-    parts
-        .into_par_iter()
-        .try_for_each(|(part, chunk, offset)| {
-            job.step(part.len() as u64)?;
-            let mut new_here = 0usize;
-            let mut result = Ok(());
-            let end = offset + part.len();
-            for_each_window(stream, m, chunk, |p| {
-                if result.is_err() || full.load(Relaxed) || job.is_cancelled() {
-                    return;
-                }
-                if p + LOOKAHEAD < end {
-                    // (a key across a sentence start is garbage: a wasted hint, nothing more)
-                    table_ref.prefetch(key_at(p + LOOKAHEAD));
-                }
-                match table_ref.add(key_at(p), prev[p]) {
-                    Ok(None) => full.store(true, Relaxed),
-                    Ok(Some((slot, new))) => {
+    parts.into_par_iter().try_for_each(|(mut part, chunk)| {
+        let (offset, end) = (stream.offsets[chunk.0], stream.offsets[chunk.1]);
+        job.step((end - offset) as u64)?;
+        let mut new_here = 0usize;
+        let mut result = Ok(());
+        for_each_window(stream, m, chunk, |p| {
+            if result.is_err() || full.load(Relaxed) || job.is_cancelled() {
+                return;
+            }
+            if p + LOOKAHEAD < end {
+                // (a key across a sentence start is garbage: a wasted hint, nothing more)
+                table_ref.prefetch(key_at(p + LOOKAHEAD));
+            }
+            match table_ref.add(key_at(p), prev[p]) {
+                Ok(None) => full.store(true, Relaxed),
+                Ok(Some((slot, new))) => {
+                    if let Some(part) = part.as_deref_mut() {
                         part[p - offset] = slot;
-                        if new {
-                            new_here += 1;
-                            if new_here == 1024 {
-                                if distinct.fetch_add(new_here, Relaxed) + new_here > limit {
-                                    full.store(true, Relaxed);
-                                }
-                                new_here = 0;
+                    }
+                    if new {
+                        new_here += 1;
+                        if new_here == 1024 {
+                            if distinct.fetch_add(new_here, Relaxed) + new_here > limit {
+                                full.store(true, Relaxed);
                             }
+                            new_here = 0;
                         }
                     }
-                    Err(e) => result = Err(e),
                 }
-            });
-            if distinct.fetch_add(new_here, Relaxed) + new_here > limit {
-                full.store(true, Relaxed);
+                Err(e) => result = Err(e),
             }
-            result
-        })?;
+        });
+        if distinct.fetch_add(new_here, Relaxed) + new_here > limit {
+            full.store(true, Relaxed);
+        }
+        result
+    })?;
     if full.load(Relaxed) {
         return Ok(None);
     }
     table.len = distinct.into_inner();
-    Ok(Some((table, current)))
+    Ok(Some((table, record.then_some(current))))
 }
 
 /// A HyperLogLog sketch (2^12 registers, ~1.6% standard error) of the number of distinct hashes.
@@ -512,7 +526,7 @@ mod tests {
         let stream = PaddedStream::new(&c, true, None);
         let chunks = sentence_chunks(&stream);
         assert!(
-            fill_order(&stream, &chunks, 2, &stream.ids, 8, &Job::none())
+            fill_order(&stream, &chunks, 2, &stream.ids, 8, true, &Job::none())
                 .unwrap()
                 .is_none()
         );
