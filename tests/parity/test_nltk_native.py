@@ -337,6 +337,20 @@ def test_generated_long_lines(text):
     assert_same_tokens_per_sentence([text], "english")
 
 
+@pytest.mark.parametrize(
+    "word",
+    ["देवनागरीcannot", "x\u0301cannot", "x²cannot", "x_cannot", "ΕΛΛΗΝΙΚΆ", "é²", "a\u0301 b"],
+)
+def test_long_lines_with_marks_and_other_numbers(word):
+    """A long line takes the segmented path, which keeps a segment of letters whole: a combining
+    mark (not alphanumeric to Python's ``re``, so a ``\\b`` before ``cannot``) or a superscript
+    digit (not ``\\w`` to the ``regex`` module) must not count as a letter there (found by a
+    long hypothesis run of ``test_generated_long_lines``)."""
+    line = " ".join(["word"] * 120 + [word, "cannot", word + ".", "Next"])
+    assert len(line.encode()) >= 512
+    assert_same_tokens_per_sentence([line], "english")
+
+
 def test_machado_whole_as_one_line(machado):
     """The whole of Machado with ``preserve_line=True``: one piece of 3 MB, which the native
     tokenizer cuts into parts tokenized in parallel."""

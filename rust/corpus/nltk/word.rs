@@ -174,14 +174,16 @@ pub fn split_at_cuts(text: &str, size: usize) -> Vec<&str> {
     parts
 }
 
-/// A character no rule treats apart from letters: alphanumeric, and not one that Python's
-/// `(?i)` folds to an ASCII letter of a contraction word (`İ`, `ı` to `i`, `ſ` to `s`).
+/// A character no rule treats apart from letters: a word character both for Python's `re`
+/// (`str.isalnum()`: no combining mark, which is a word boundary to CONTRACTIONS' `\b`) and
+/// for the `regex` module (UTS#18: no `²` or `½`), not `_`, and not one that Python's `(?i)`
+/// folds to an ASCII letter of a contraction word (`İ`, `ı` to `i`, `ſ` to `s`).
 fn is_plain(c: char) -> bool {
     match c {
         // the Latin letters of European languages, without a look at Unicode's tables
         'À'..='ÿ' => !matches!(c, '×' | '÷'),
         'Ā'..='ɏ' => !matches!(c, 'İ' | 'ı' | 'ſ'),
-        _ => c.is_alphanumeric(),
+        _ => c != '_' && is_re_word(c) && is_word(c),
     }
 }
 
@@ -934,11 +936,14 @@ mod tests {
     }
 
     #[test]
-    fn plain_is_alphanumeric_without_folds_to_ascii() {
+    fn plain_is_a_word_character_of_both_pythons_without_folds_to_ascii() {
         for c in ('\0'..='\u{10ffff}').filter(|c| !c.is_ascii()) {
-            let expected = c.is_alphanumeric() && !matches!(c, 'İ' | 'ı' | 'ſ');
+            let expected = is_re_word(c) && is_word(c) && !matches!(c, 'İ' | 'ı' | 'ſ');
             assert_eq!(is_plain(c), expected, "{c:?}");
         }
+        // a combining mark (a word boundary to Python's `re`) and a superscript digit (not a
+        // word character to the `regex` module) are not plain
+        assert!(!is_plain('\u{940}') && !is_plain('\u{301}') && !is_plain('²'));
     }
 
     #[test]
@@ -946,7 +951,8 @@ mod tests {
         // plain characters and spaces beside every character a rule looks at
         let alphabet = [
             "a", "é", "1", " ", "'", "\"", ".", ",", ";", ":", "s", "(", "`", "-", "?", "!", "\t",
-            "\u{a0}", "ı", "wanna", "Cannot", "n't", "'t", "is", "»", "“", "—", ")",
+            "\u{a0}", "ı", "wanna", "Cannot", "n't", "'t", "is", "»", "“", "—", ")", "\u{940}",
+            "²",
         ];
         for text in all_strings(&alphabet, 4) {
             assert_eq!(segment_words(&text), rule_words(&text), "{text:?}");
