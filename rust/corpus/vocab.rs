@@ -76,8 +76,22 @@ impl Vocab {
     }
 
     /// The spelling of `id`.
+    #[inline]
     pub fn word(&self, id: u32) -> &str {
         self.table.spelling(id)
+    }
+
+    /// Starts loading where the spelling of `id` is kept: a hint for code that will look up
+    /// many words in no order (see [`Interner::prefetch_place`]).
+    #[inline]
+    pub fn prefetch_place(&self, id: u32) {
+        self.table.prefetch_place(id);
+    }
+
+    /// Starts loading the spelling of `id`, some time after [`Vocab::prefetch_place`] of it.
+    #[inline]
+    pub fn prefetch_word(&self, id: u32) {
+        self.table.prefetch_spelling(id);
     }
 
     /// Number of ids, reserved ones included.

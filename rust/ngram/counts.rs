@@ -15,9 +15,10 @@ use rayon::prelude::*;
 
 use crate::corpus::padded_stream::PaddedStream;
 use crate::error::{Error, Result};
-use crate::ngram::keys::{find_chain, hash_key, home_slot, pack, prefetch, EMPTY, MAX_ORDER, NONE};
+use crate::ngram::keys::{find_chain, hash_key, home_slot, pack, EMPTY, MAX_ORDER, NONE};
 use crate::util::job::Job;
 use crate::util::per_thread;
+use crate::util::prefetch::prefetch;
 
 /// Slots per estimated key: an expected load of 0.77, where linear probing is still short.
 const SLOTS_PER_KEY: f64 = 1.3;
@@ -107,7 +108,7 @@ impl OrderCounts {
         }
     }
 
-    /// Starts loading the home slot of `key` (see [`crate::ngram::keys::prefetch`]).
+    /// Starts loading the home slot of `key` (see [`crate::util::prefetch::prefetch`]).
     #[inline]
     fn prefetch(&self, key: u64) {
         prefetch(&self.slots[home_slot(key, self.slots.len())]);

@@ -52,23 +52,6 @@ pub fn home_slot(key: u64, capacity: usize) -> usize {
     ((u128::from(hash_key(key)) * capacity as u128) >> 64) as usize
 }
 
-/// Asks the CPU to start loading the cache line of `value`: a hint that lets a lookup's cache
-/// miss overlap other work (counting and scoring issue it a few keys ahead).
-#[inline]
-pub fn prefetch<T>(value: &T) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        let p: *const T = value;
-        // SAFETY: prefetching is only a hint to the cache; it never faults, reads nothing into
-        // the program's state, and the pointer comes from a reference.
-        unsafe {
-            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast::<i8>());
-        };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = value;
-}
-
 /// Looks up an n-gram one order at a time: `find(m, prefix, word)` answers for order m >= 2.
 pub fn find_chain(
     ids: &[u32],

@@ -5,9 +5,10 @@
 
 use std::ops::{Deref, DerefMut};
 
-use crate::ngram::keys::{home_slot, prefetch, EMPTY};
+use crate::ngram::keys::{home_slot, EMPTY};
 use crate::util::huge_pages;
 use crate::util::mapped::MappedSlice;
+use crate::util::prefetch::prefetch;
 
 /// Slots per entry: KenLM's default probing multiplier.
 const SPACE_MULTIPLIER: f64 = 1.5;

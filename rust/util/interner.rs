@@ -9,6 +9,8 @@ use std::hash::BuildHasher;
 
 use hashbrown::{DefaultHashBuilder, HashTable};
 
+use crate::util::prefetch::prefetch;
+
 /// Strings and their ids `0..len()`, in order of first interning.
 #[derive(Debug, Clone, Default)]
 pub struct Interner {
@@ -101,6 +103,30 @@ impl Interner {
         let i = id as usize;
         let start = if i == 0 { 0 } else { self.ends[i - 1] };
         &self.bytes[start..self.ends[i]]
+    }
+
+    /// Starts loading where the spelling of `id` is recorded (a hint, see [`prefetch`]; a
+    /// [`Interner::prefetch_spelling`] of the same id a little later then reads it from the
+    /// cache).
+    #[inline]
+    pub fn prefetch_place(&self, id: u32) {
+        if let Some(end) = self.ends.get(id as usize) {
+            prefetch(end);
+        }
+    }
+
+    /// Starts loading the spelling of `id` (a hint; it reads where the spelling is).
+    #[inline]
+    pub fn prefetch_spelling(&self, id: u32) {
+        let i = id as usize;
+        let start = if i == 0 {
+            Some(&0)
+        } else {
+            self.ends.get(i - 1)
+        };
+        if let Some(first) = start.and_then(|&s| self.bytes.as_bytes().get(s)) {
+            prefetch(first);
+        }
     }
 
     /// Number of strings.

@@ -423,7 +423,7 @@ pub(crate) fn write_section<W: Write + Send>(
                         log10_f32(words_f64(&row[m + 2..]).ln()),
                     )
                 },
-                || {
+                |_| {
                     |row: &[u32], text: &mut Vec<u8>| {
                         for (i, &w) in row[..m].iter().enumerate() {
                             if i > 0 {

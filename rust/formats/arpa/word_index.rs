@@ -8,7 +8,8 @@ use hashbrown::HashMap;
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::corpus::vocab::Vocab;
-use crate::ngram::keys::{prefetch, NONE};
+use crate::ngram::keys::NONE;
+use crate::util::prefetch::prefetch;
 
 /// Words up to this many bytes are kept in their slot.
 const INLINE: usize = 19;

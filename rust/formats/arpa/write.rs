@@ -11,11 +11,12 @@ use rayon::prelude::*;
 use crate::corpus::vocab::{Vocab, BOS};
 use crate::error::{Error, Result};
 use crate::model::{Fallback, Model};
-use crate::ngram::keys::{key_prefix, key_word, prefetch, EMPTY, NONE};
+use crate::ngram::keys::{key_prefix, key_word, EMPTY, NONE};
 use crate::util::compressed::Output;
 use crate::util::float_format::{log10_f32, push_f32, push_log10, Recent};
 use crate::util::huge_pages;
 use crate::util::job::Job;
+use crate::util::prefetch::prefetch;
 
 /// The file's last line.
 const END: &[u8] = b"\n\\end\\\n";
@@ -148,15 +149,16 @@ impl<W: Write> ArpaWriter<W> {
     /// Writes one line of the current section (order >= 2) per `group` items of `rows`, formatted
     /// on all cores and written in order, each part of the rows formatted while the one before
     /// is written: `values(row)` gives the n-gram's log10 probability and log10 backoff weight
-    /// as float32 (see [`log10_f32`]; the weight is ignored at the highest order); `words()` makes, for each run of consecutive rows
-    /// formatted together, the function that appends a row's words separated by spaces (it may
-    /// keep what consecutive rows share).
-    pub fn ngrams<T: Sync, F: FnMut(&[T], &mut Vec<u8>)>(
+    /// as float32 (see [`log10_f32`]; the weight is ignored at the highest order); `words(run)`
+    /// makes, for each run of consecutive rows formatted together, the function that appends a
+    /// row's words separated by spaces, called on each row of the run in turn (it may keep what
+    /// consecutive rows share, and look ahead in the run).
+    pub fn ngrams<'r, T: Sync, F: FnMut(&[T], &mut Vec<u8>)>(
         &mut self,
-        rows: &[T],
+        rows: &'r [T],
         group: usize,
         values: impl Fn(&[T]) -> (f32, f32) + Sync,
-        words: impl Fn() -> F + Sync,
+        words: impl Fn(&'r [T]) -> F + Sync,
     ) -> io::Result<()>
     where
         W: Send,
@@ -166,11 +168,11 @@ impl<W: Write> ArpaWriter<W> {
             "n-gram lines belong to sections 2 and up"
         );
         let with_weight = self.section < self.order;
-        let format = |part: &[T]| -> Vec<Vec<u8>> {
+        let format = |part: &'r [T]| -> Vec<Vec<u8>> {
             part.par_chunks(group * RUN)
                 .map(|run| {
                     let mut text = Vec::with_capacity(run.len() / group * 48);
-                    let mut push_words = words();
+                    let mut push_words = words(run);
                     // few distinct weights: most are printed from memory
                     let mut weights = Recent::default();
                     for row in run.chunks_exact(group) {
@@ -330,6 +332,52 @@ fn ngram_counts(model: &Model) -> Vec<u64> {
         .chain(model.higher.iter().map(|t| t.table.len()))
         .map(|n| n as u64)
         .collect()
+}
+
+/// Rows ahead of the one being formatted whose words' places in the vocabulary are fetched into
+/// the cache, and rows ahead whose spellings are (their places fetched by then): rows in file
+/// order name words from all over the vocabulary, each a cache miss to find where its spelling
+/// is and another to read it.
+const PLACES_AHEAD: usize = 16;
+const SPELLINGS_AHEAD: usize = 8;
+
+/// Fetches the words of the rows of a run ahead of the row being formatted into the cache, in
+/// two steps (see [`PLACES_AHEAD`]).
+struct WordsAhead<'a, T> {
+    vocab: &'a Vocab,
+    rows: &'a [T],
+    group: usize,
+    next: usize,
+}
+
+impl<'a, T> WordsAhead<'a, T> {
+    /// For the rows of `run`, `group` items each.
+    fn new(vocab: &'a Vocab, run: &'a [T], group: usize) -> Self {
+        WordsAhead {
+            vocab,
+            rows: run,
+            group,
+            next: 0,
+        }
+    }
+
+    /// Called once per row, in order, before the row is formatted; `words(row)` gives the ids
+    /// of the words of a row that formatting it will look up.
+    #[inline]
+    fn step<W: IntoIterator<Item = u32>>(&mut self, words: impl Fn(&'a [T]) -> W) {
+        let row = |i: usize| self.rows.get(i * self.group..(i + 1) * self.group);
+        if let Some(r) = row(self.next + PLACES_AHEAD) {
+            for w in words(r) {
+                self.vocab.prefetch_place(w);
+            }
+        }
+        if let Some(r) = row(self.next + SPELLINGS_AHEAD) {
+            for w in words(r) {
+                self.vocab.prefetch_word(w);
+            }
+        }
+        self.next += 1;
+    }
 }
 
 /// The lines of one order (>= 2) in file order: line r is the n-gram whose prefix is line
@@ -492,34 +540,37 @@ fn parts(prefix_line: &[u32], lines: usize, part_rows: usize) -> Vec<std::ops::R
     ranges
 }
 
-/// The n-grams of order `m` of `model` whose prefix line is in `lines`, in file order, from the
-/// prefix line of each slot. Values are read here, in slot order, rather than looked up in file
-/// order (a cache miss each).
+/// Puts into `sorted` (emptied first; its memory is reused from part to part, as fresh pages
+/// cost a fault and a clearing each) the n-grams of order `m` of `model` whose prefix line is in
+/// `lines`, in file order, from the prefix line of each slot. Values are read here, in slot
+/// order, rather than looked up in file order (a cache miss each).
 fn sorted_part(
     model: &Model,
     m: usize,
     prefix_line: &[u32],
     lines: &std::ops::Range<u32>,
-) -> Vec<Row> {
+    sorted: &mut Vec<Row>,
+) {
     let table = &model.higher[m - 2].table;
-    let mut sorted: Vec<Row> = prefix_line
-        .par_iter()
-        .enumerate()
-        .filter(|(_, line)| lines.contains(line))
-        .map(|(slot, &prefix_line)| {
-            let slot = slot as u32;
-            let entry = table.entry(slot);
-            Row {
-                prefix_line,
-                word: key_word(table.key(slot)),
-                slot,
-                logp: log10_f32(entry.logp),
-                weight: log10_f32(entry.weight),
-            }
-        })
-        .collect();
+    sorted.clear();
+    sorted.par_extend(
+        prefix_line
+            .par_iter()
+            .enumerate()
+            .filter(|(_, line)| lines.contains(line))
+            .map(|(slot, &prefix_line)| {
+                let slot = slot as u32;
+                let entry = table.entry(slot);
+                Row {
+                    prefix_line,
+                    word: key_word(table.key(slot)),
+                    slot,
+                    logp: log10_f32(entry.logp),
+                    weight: log10_f32(entry.weight),
+                }
+            }),
+    );
     sorted.par_sort_unstable_by_key(|r| (u64::from(r.prefix_line) << 32) | u64::from(r.word));
-    sorted
 }
 
 /// Writes every section of `model`, each order in lexicographic order of word ids, so that equal
@@ -549,6 +600,7 @@ fn write_sections<W: Write + Send>(
     let mut line_of: Vec<AtomicU32> = (0..model.vocab.len() as u32).map(AtomicU32::new).collect();
     let mut lines_below = model.vocab.len();
     let mut below: Vec<LinesInOrder> = Vec::with_capacity(model.order.saturating_sub(2));
+    let mut sorted: Vec<Row> = Vec::new();
     for m in 2..=model.order {
         let table = &model.higher[m - 2].table;
         w.section(m).map_err(io)?;
@@ -565,15 +617,23 @@ fn write_sections<W: Write + Send>(
         }
         let mut first_line = 0u32;
         for part in parts(&prefix_line, lines_below, part_rows) {
-            let sorted = sorted_part(model, m, &prefix_line, &part);
+            sorted_part(model, m, &prefix_line, &part, &mut sorted);
             for batch in sorted.chunks(BATCH) {
                 w.ngrams(
                     batch,
                     1,
                     |row| (row[0].logp, row[0].weight),
-                    || {
+                    |run| {
                         let mut words = WordsInOrder::new(&model.vocab, &below);
+                        let mut ahead = WordsAhead::new(&model.vocab, run, 1);
+                        // the last word, and the last word of the prefix (which changes at
+                        // almost every line of the higher orders)
+                        let prefix_word = |line: u32| match below.last() {
+                            None => line,
+                            Some(lines) => lines.word[line as usize],
+                        };
                         move |row: &[Row], text: &mut Vec<u8>| {
+                            ahead.step(|r| [r[0].word, prefix_word(r[0].prefix_line)]);
                             words.push(row[0].prefix_line, row[0].word, text);
                         }
                     },

@@ -31,9 +31,9 @@ use super::format_err;
 use super::header::{Header, SearchKind};
 use super::mapped::{KenlmModel, Search};
 use crate::error::Result;
-use crate::ngram::keys::prefetch;
 use crate::util::mapped::{FileBytes, MappedSlice};
 use crate::util::murmur::murmur_hash64a;
+use crate::util::prefetch::prefetch;
 
 /// KenLM's `CombineWordHash`: the hash of an n-gram extended to the left by word `next`.
 #[inline]
