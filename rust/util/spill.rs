@@ -20,6 +20,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
+use crate::util::prefetch::prefetch;
 
 /// A key word that is no token id: fills the left of a shorter n-gram's key, and sorts after
 /// every id.
@@ -438,6 +439,9 @@ impl Drop for Sorter<'_> {
     }
 }
 
+/// Records ahead of the one being copied into a sorted run whose cache line is fetched meanwhile.
+const GATHER_AHEAD: usize = 16;
+
 /// `buffer`'s records, sorted (combined when asked), as one flat array.
 fn sorted_records(buffer: Vec<u32>, layout: Layout, combine: bool) -> Result<Vec<u32>> {
     let width = layout.width;
@@ -457,7 +461,11 @@ fn sorted_records(buffer: Vec<u32>, layout: Layout, combine: bool) -> Result<Vec
         index
     };
     let mut sorted: Vec<u32> = Vec::with_capacity(buffer.len());
-    for i in index {
+    for (k, &i) in index.iter().enumerate() {
+        // the records are read in sorted order, from all over the buffer: fetch ahead
+        if let Some(&ahead) = index.get(k + GATHER_AHEAD) {
+            prefetch(&buffer[ahead as usize * width]);
+        }
         let r = record(i);
         let last = sorted.len().wrapping_sub(width);
         if combine && !sorted.is_empty() && layout.compare(&sorted[last..], r) == Ordering::Equal {
