@@ -97,12 +97,21 @@ impl Interner {
             .map(|e| e.id)
     }
 
+    /// Where the spelling of string `i` (< `len()`) starts in `bytes`.
+    #[inline]
+    fn start(&self, i: usize) -> usize {
+        if i == 0 {
+            0
+        } else {
+            self.ends[i - 1]
+        }
+    }
+
     /// The spelling of `id`.
     #[inline]
     pub fn spelling(&self, id: u32) -> &str {
         let i = id as usize;
-        let start = if i == 0 { 0 } else { self.ends[i - 1] };
-        &self.bytes[start..self.ends[i]]
+        &self.bytes[self.start(i)..self.ends[i]]
     }
 
     /// Starts loading where the spelling of `id` is recorded (a hint, see [`prefetch`]; a
@@ -119,13 +128,10 @@ impl Interner {
     #[inline]
     pub fn prefetch_spelling(&self, id: u32) {
         let i = id as usize;
-        let start = if i == 0 {
-            Some(&0)
-        } else {
-            self.ends.get(i - 1)
-        };
-        if let Some(first) = start.and_then(|&s| self.bytes.as_bytes().get(s)) {
-            prefetch(first);
+        if i < self.len() {
+            if let Some(first) = self.bytes.as_bytes().get(self.start(i)) {
+                prefetch(first);
+            }
         }
     }
 

@@ -343,20 +343,17 @@ const SPELLINGS_AHEAD: usize = 8;
 
 /// Fetches the words of the rows of a run ahead of the row being formatted into the cache, in
 /// two steps (see [`PLACES_AHEAD`]).
-struct WordsAhead<'a, T> {
+struct WordsAhead<'a> {
     vocab: &'a Vocab,
-    rows: &'a [T],
-    group: usize,
+    rows: &'a [Row],
     next: usize,
 }
 
-impl<'a, T> WordsAhead<'a, T> {
-    /// For the rows of `run`, `group` items each.
-    fn new(vocab: &'a Vocab, run: &'a [T], group: usize) -> Self {
+impl<'a> WordsAhead<'a> {
+    fn new(vocab: &'a Vocab, rows: &'a [Row]) -> Self {
         WordsAhead {
             vocab,
-            rows: run,
-            group,
+            rows,
             next: 0,
         }
     }
@@ -364,14 +361,13 @@ impl<'a, T> WordsAhead<'a, T> {
     /// Called once per row, in order, before the row is formatted; `words(row)` gives the ids
     /// of the words of a row that formatting it will look up.
     #[inline]
-    fn step<W: IntoIterator<Item = u32>>(&mut self, words: impl Fn(&'a [T]) -> W) {
-        let row = |i: usize| self.rows.get(i * self.group..(i + 1) * self.group);
-        if let Some(r) = row(self.next + PLACES_AHEAD) {
+    fn step(&mut self, words: impl Fn(&Row) -> [u32; 2]) {
+        if let Some(r) = self.rows.get(self.next + PLACES_AHEAD) {
             for w in words(r) {
                 self.vocab.prefetch_place(w);
             }
         }
-        if let Some(r) = row(self.next + SPELLINGS_AHEAD) {
+        if let Some(r) = self.rows.get(self.next + SPELLINGS_AHEAD) {
             for w in words(r) {
                 self.vocab.prefetch_word(w);
             }
@@ -625,7 +621,7 @@ fn write_sections<W: Write + Send>(
                     |row| (row[0].logp, row[0].weight),
                     |run| {
                         let mut words = WordsInOrder::new(&model.vocab, &below);
-                        let mut ahead = WordsAhead::new(&model.vocab, run, 1);
+                        let mut ahead = WordsAhead::new(&model.vocab, run);
                         // the last word, and the last word of the prefix (which changes at
                         // almost every line of the higher orders)
                         let prefix_word = |line: u32| match below.last() {
@@ -633,7 +629,7 @@ fn write_sections<W: Write + Send>(
                             Some(lines) => lines.word[line as usize],
                         };
                         move |row: &[Row], text: &mut Vec<u8>| {
-                            ahead.step(|r| [r[0].word, prefix_word(r[0].prefix_line)]);
+                            ahead.step(|r| [r.word, prefix_word(r.prefix_line)]);
                             words.push(row[0].prefix_line, row[0].word, text);
                         }
                     },
