@@ -45,6 +45,7 @@ use crate::ngram::probing::{Entry, ProbingTable};
 use crate::util::huge_pages;
 use crate::util::job::Job;
 use crate::util::per_thread;
+use crate::util::prefetch::prefetch_ahead;
 
 /// Count thresholds per order below which n-grams are pruned (lmplz's `--prune`).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -251,6 +252,12 @@ impl SharedStats {
             Tally::Nothing => return,
         };
         counter.fetch_add(1, Relaxed);
+    }
+
+    /// The counters of context `i` (to prefetch them).
+    #[inline]
+    fn counters(&self, i: usize) -> &SharedCounts {
+        &self.counts[i]
     }
 
     /// The statistics gathered for context `i` (read once every thread is done).
@@ -502,6 +509,10 @@ impl<'a> Passes<'a> {
         let level = self.level(m);
         let st = SharedStats::new(contexts, self.pruning.is_active());
         eff.par_iter().enumerate().for_each(|(slot, &c)| {
+            prefetch_ahead(slot, eff.len(), |ahead| {
+                let key = self.used(&level, ahead)?;
+                Some(st.counters(level.context(key)))
+            });
             if let Some(key) = self.used(&level, slot) {
                 st.add(level.context(key), c, self.pruned(m, slot));
             }
@@ -600,7 +611,18 @@ impl<'a> Passes<'a> {
         lower: Option<&[f64]>,
     ) -> Vec<f64> {
         let level = self.level(m);
-        huge_pages::par_collect((0..level.capacity()).into_par_iter().map(|slot| {
+        let slots = level.capacity();
+        huge_pages::par_collect((0..slots).into_par_iter().map(|slot| {
+            prefetch_ahead(slot, slots, |ahead| {
+                let key = self.used(&level, ahead)?;
+                Some(st.counters(level.context(key)))
+            });
+            if let Some(lp) = lower {
+                prefetch_ahead(slot, slots, |ahead| {
+                    let key = level.key(ahead)?;
+                    Some(&lp[level.suffix(ahead, key)])
+                });
+            }
             let Some(key) = self.used(&level, slot).filter(|_| !self.job.is_cancelled()) else {
                 return 0.0;
             };
@@ -803,7 +825,12 @@ fn adjusted_counts(
             .map(|_| AtomicU32::new(0)),
     );
     let upper = &levels[m];
-    (0..upper.capacity()).into_par_iter().for_each(|slot| {
+    let slots = upper.capacity();
+    (0..slots).into_par_iter().for_each(|slot| {
+        prefetch_ahead(slot, slots, |ahead| {
+            let key = upper.key(ahead)?;
+            Some(&adj[upper.suffix(ahead, key)])
+        });
         if let Some(key) = upper.key(slot) {
             adj[upper.suffix(slot, key)].fetch_add(1, Relaxed);
         }
