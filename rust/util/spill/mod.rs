@@ -2,8 +2,9 @@
 //!
 //! A record is a fixed number of `u32` words: a key of token ids, then a payload. A [`Sorter`]
 //! collects records up to its memory budget, sorts them on all cores and writes the sorted run to
-//! a file in a work directory; [`Sorter::finish`] writes what is left as a last run and merges
-//! the runs into one sorted [`RecordStream`]. Keys are compared in one of two orders: prefix order
+//! a file in a work directory, in the compact form of [`run_codec`] (about half the bytes of
+//! fixed-width records); [`Sorter::finish`] writes what is left as a last run and merges the
+//! runs into one sorted [`RecordStream`]. Keys are compared in one of two orders: prefix order
 //! (w1, w2, ..., wm lexicographically: the continuations of a context are contiguous) or suffix
 //! order (wm, ..., w2, w1: n-grams sharing a suffix are contiguous, as lmplz sorts them). A
 //! sorter can also combine records with equal keys by adding their first payload word (a count),
@@ -19,8 +20,11 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 
 use rayon::prelude::*;
 
+mod run_codec;
+
 use crate::error::{Error, Result};
 use crate::util::prefetch::prefetch;
+use run_codec::FrameReader;
 
 /// A key word that is no token id: fills the left of a shorter n-gram's key, and sorts after
 /// every id.
@@ -174,7 +178,9 @@ pub struct RecordReader {
     input: File,
     path: PathBuf,
     remove: bool,
-    width: usize,
+    layout: Layout,
+    /// For a sorted run in frames ([`run_codec`]); `None` for records of fixed width.
+    frames: Option<FrameReader>,
     /// Records read ahead, whole ones only; `block[pos..len]` not handed out yet.
     block: Vec<u32>,
     pos: usize,
@@ -210,7 +216,8 @@ impl RecordReader {
             input,
             path,
             remove: true,
-            width: layout.width,
+            layout,
+            frames: None,
             block: vec![0; records * layout.width],
             pos: 0,
             len: 0,
@@ -218,8 +225,35 @@ impl RecordReader {
         })
     }
 
+    /// Reads a sorted run written by a [`Sorter`] (in frames), deleting it when done.
+    fn open_run(path: PathBuf, layout: Layout) -> Result<Self> {
+        let input = File::open(&path).map_err(Error::io(&path))?;
+        Ok(RecordReader {
+            input,
+            path,
+            remove: true,
+            layout,
+            frames: Some(FrameReader::new()),
+            block: Vec::new(),
+            pos: 0,
+            len: 0,
+            left: u64::MAX,
+        })
+    }
+
     /// Reads the next block of whole records; `len` is 0 at the end of the file.
     fn refill(&mut self) -> Result<()> {
+        if let Some(frames) = &mut self.frames {
+            if !frames
+                .next_frame(&mut self.input, &self.layout, &mut self.block)
+                .map_err(Error::io(&self.path))?
+            {
+                self.block.clear();
+            }
+            self.pos = 0;
+            self.len = self.block.len();
+            return Ok(());
+        }
         let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut self.block);
         let want = bytes
             .len()
@@ -234,7 +268,7 @@ impl RecordReader {
                 Err(e) => return Err(Error::io(&self.path)(e)),
             }
         }
-        if filled % (self.width * 4) != 0 {
+        if filled % self.layout.bytes() != 0 {
             return Err(Error::io(&self.path)(io::Error::new(
                 io::ErrorKind::UnexpectedEof,
                 "the file ends inside a record (was it truncated?)",
@@ -256,7 +290,7 @@ impl RecordReader {
             }
         }
         let start = self.pos;
-        self.pos += self.width;
+        self.pos += self.layout.width;
         Ok(Some(&self.block[start..self.pos]))
     }
 
@@ -290,7 +324,6 @@ pub struct Sorter<'d> {
     combine: bool,
     buffer: Vec<u32>,
     capacity: usize,
-    budget: usize,
     dir: &'d WorkDir,
     name: String,
     runs: Vec<PathBuf>,
@@ -309,7 +342,6 @@ impl<'d> Sorter<'d> {
             combine,
             buffer: Vec::new(),
             capacity,
-            budget,
             dir,
             name: name.to_string(),
             runs: Vec::new(),
@@ -351,10 +383,10 @@ impl<'d> Sorter<'d> {
             let sorted = sorted_records(buffer, layout, combine)?;
             let mut out =
                 BufWriter::with_capacity(1 << 20, File::create(&path).map_err(Error::io(&path))?);
-            out.write_all(bytemuck::cast_slice(&sorted))
-                .and_then(|()| out.flush())
+            let bytes = run_codec::write_run(&sorted, &layout, &mut out)
+                .and_then(|bytes| out.flush().map(|()| bytes))
                 .map_err(Error::io(&path))?;
-            Ok((path, sorted.len() * 4))
+            Ok((path, bytes))
         }));
         Ok(())
     }
@@ -380,11 +412,9 @@ impl<'d> Sorter<'d> {
         }
         self.wait_for_run()?;
         let runs = std::mem::take(&mut self.runs);
-        // share the budget between the runs' read buffers
-        let buffer = (self.budget / (runs.len() + 1)).clamp(1 << 16, 1 << 22);
         let readers = runs
             .into_iter()
-            .map(|path| RecordReader::open(path, self.layout, buffer))
+            .map(|path| RecordReader::open_run(path, self.layout))
             .collect::<Result<Vec<_>>>()?;
         RecordStream::new(self.layout, self.combine, readers)
     }
