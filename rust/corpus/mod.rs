@@ -66,6 +66,35 @@ pub fn kenlm_tokens(text: &str) -> impl Iterator<Item = &str> {
         .filter(|t| !t.is_empty())
 }
 
+/// The smallest piece of text that [`Corpus::push_kenlm_text`] reads on a core of its own.
+const PARALLEL_PIECE_BYTES: usize = 1 << 20;
+
+/// `text` cut into at most `n` pieces of whole lines (each but the last ends with `\n`) of at
+/// least `min` bytes (but the last), about equal; one piece (`text`) when it is too short.
+fn line_pieces(text: &str, n: usize, min: usize) -> Vec<&str> {
+    let n = n.min(text.len() / min.max(1)).max(1);
+    let mut pieces = Vec::with_capacity(n);
+    let mut start = 0;
+    for i in 1..n {
+        let target = (text.len() * i / n).max(start + min);
+        let Some(newline) = text
+            .as_bytes()
+            .get(target..)
+            .and_then(|rest| memchr::memchr(b'\n', rest))
+        else {
+            break;
+        };
+        let end = target + newline + 1;
+        if end >= text.len() {
+            break;
+        }
+        pieces.push(&text[start..end]);
+        start = end;
+    }
+    pieces.push(&text[start..]);
+    pieces
+}
+
 /// Documents of sentences of token ids, with the vocabulary that interns them.
 #[derive(Debug, Clone)]
 pub struct Corpus {
@@ -153,7 +182,48 @@ impl Corpus {
     /// ([`is_kenlm_space`]), and a blank line (nothing but separators) is an empty sentence,
     /// which a model pads to `<s> </s>`. The `\n` that ends the text does not start another
     /// sentence; a last line without `\n` is a sentence when it holds a token.
+    ///
+    /// A long text is read on all cores, in pieces of whole lines: the first straight into this
+    /// corpus, each other one into a corpus of its own, appended in order ([`Corpus::append`]),
+    /// which gives the same ids as reading the text in one go. Where a piece holds a reserved
+    /// token, it is read again here after the pieces before it, so that the error and what was
+    /// added before it are those of reading in one go.
     pub fn push_kenlm_text(&mut self, text: &str) -> Result<()> {
+        let pieces = line_pieces(text, rayon::current_num_threads(), PARALLEL_PIECE_BYTES);
+        self.push_kenlm_pieces(&pieces)
+    }
+
+    /// [`Corpus::push_kenlm_text`] of the text cut into `pieces` (see [`line_pieces`]).
+    fn push_kenlm_pieces(&mut self, pieces: &[&str]) -> Result<()> {
+        let (first, rest) = match pieces {
+            [] => return Ok(()),
+            [only] => return self.push_kenlm_lines(only),
+            [first, rest @ ..] => (first, rest),
+        };
+        let (done, parts) = rayon::join(
+            || self.push_kenlm_lines(first),
+            || {
+                use rayon::prelude::*;
+                rest.par_iter()
+                    .map(|piece| {
+                        let mut part = Corpus::new();
+                        part.push_kenlm_lines(piece).map(|()| part)
+                    })
+                    .collect::<Vec<_>>()
+            },
+        );
+        done?;
+        for (piece, part) in rest.iter().zip(parts) {
+            match part {
+                Ok(part) => self.append(&part),
+                Err(_) => return self.push_kenlm_lines(piece),
+            }
+        }
+        Ok(())
+    }
+
+    /// [`Corpus::push_kenlm_text`] on this thread.
+    fn push_kenlm_lines(&mut self, text: &str) -> Result<()> {
         if text.is_empty() {
             return Ok(());
         }
@@ -391,6 +461,69 @@ mod tests {
         assert_eq!(count("a"), 1);
         assert_eq!(count("a\n  "), 1);
         assert_eq!(count("a\n\x00"), 2); // NUL is a token byte for query
+    }
+
+    /// Pieces of whole lines, about equal, at least `min` bytes but the last, joined the text.
+    #[test]
+    fn line_pieces_cut_after_newlines() {
+        let text = "aa\nb\n\ncccc\nd\ne";
+        for n in 1..6 {
+            for min in [1, 3, 100] {
+                let pieces = line_pieces(text, n, min);
+                assert_eq!(pieces.concat(), text, "{n} {min}");
+                assert!(pieces.len() <= n.max(1));
+                let (last, before) = pieces.split_last().unwrap();
+                assert!(!last.is_empty());
+                assert!(before.iter().all(|p| p.ends_with('\n') && p.len() >= min));
+            }
+        }
+        assert_eq!(line_pieces("abc", 4, 1), ["abc"]);
+        assert_eq!(line_pieces("", 2, 1), [""]);
+    }
+
+    /// Reading a text in pieces on all cores gives the corpus of reading it in one go (ids
+    /// included), blank lines, a last line without newline and an open sentence included; a
+    /// reserved token in a later piece gives the same error and keeps the same sentences.
+    #[test]
+    fn kenlm_text_read_in_pieces_is_read_as_in_one_go() {
+        use std::fmt::Write as _;
+        let mut text = String::new();
+        for i in 0..3000 {
+            writeln!(text, "w{} x{i} w{}", i % 97, i % 13).unwrap();
+            if i % 7 == 0 {
+                text.push_str(" \t\n");
+            }
+        }
+        text.push_str("last w3 line");
+        let fresh = || {
+            let mut c = Corpus::new();
+            c.push_token("open").unwrap();
+            c
+        };
+        let same = |a: &Corpus, b: &Corpus| {
+            assert_eq!(a.ids(), b.ids());
+            assert_eq!(a.sentence_offsets(), b.sentence_offsets());
+            assert!(a.vocab().words().eq(b.vocab().words()));
+        };
+        let mut whole = fresh();
+        whole.push_kenlm_lines(&text).unwrap();
+        for n in [2, 3, 8] {
+            let mut pieces = fresh();
+            pieces
+                .push_kenlm_pieces(&line_pieces(&text, n, 64))
+                .unwrap();
+            same(&pieces, &whole);
+        }
+        let bad = text.replacen("x2500", "</s>", 1);
+        let mut whole = fresh();
+        let expected = whole.push_kenlm_lines(&bad).unwrap_err().to_string();
+        let mut pieces = fresh();
+        let got = pieces
+            .push_kenlm_pieces(&line_pieces(&bad, 4, 64))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(got, expected);
+        same(&pieces, &whole);
     }
 
     #[test]
