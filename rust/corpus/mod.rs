@@ -183,31 +183,46 @@ impl Corpus {
     /// which a model pads to `<s> </s>`. The `\n` that ends the text does not start another
     /// sentence; a last line without `\n` is a sentence when it holds a token.
     ///
-    /// A long text is read on all cores, in pieces of whole lines: the first straight into this
-    /// corpus, each other one into a corpus of its own, appended in order ([`Corpus::append`]),
-    /// which gives the same ids as reading the text in one go. Where a piece holds a reserved
-    /// token, it is read again here after the pieces before it, so that the error and what was
-    /// added before it are those of reading in one go.
+    ///
+    /// A long text is read on all cores, in pieces of whole lines ([`Corpus::push_line_pieces`]).
     pub fn push_kenlm_text(&mut self, text: &str) -> Result<()> {
-        let pieces = line_pieces(text, rayon::current_num_threads(), PARALLEL_PIECE_BYTES);
-        self.push_kenlm_pieces(&pieces)
+        self.push_line_pieces(text, Corpus::push_kenlm_lines)
     }
 
-    /// [`Corpus::push_kenlm_text`] of the text cut into `pieces` (see [`line_pieces`]).
-    fn push_kenlm_pieces(&mut self, pieces: &[&str]) -> Result<()> {
+    /// Reads `text` with `read`, which reads lines independently of each other (a sentence never
+    /// spans two lines): a long text on all cores, in pieces of whole lines ([`line_pieces`]),
+    /// the first straight into this corpus, each other one into a corpus of its own, appended
+    /// in order ([`Corpus::append`]), which gives the same ids as reading the text in one go.
+    /// Where a piece holds a reserved token, it is read again here after the pieces before it,
+    /// so that the error and what was added before it are those of reading in one go.
+    fn push_line_pieces(
+        &mut self,
+        text: &str,
+        read: impl Fn(&mut Corpus, &str) -> Result<()> + Sync,
+    ) -> Result<()> {
+        let pieces = line_pieces(text, rayon::current_num_threads(), PARALLEL_PIECE_BYTES);
+        self.push_pieces(&pieces, read)
+    }
+
+    /// [`Corpus::push_line_pieces`] of the text cut into `pieces`.
+    fn push_pieces(
+        &mut self,
+        pieces: &[&str],
+        read: impl Fn(&mut Corpus, &str) -> Result<()> + Sync,
+    ) -> Result<()> {
         let (first, rest) = match pieces {
             [] => return Ok(()),
-            [only] => return self.push_kenlm_lines(only),
+            [only] => return read(self, only),
             [first, rest @ ..] => (first, rest),
         };
         let (done, parts) = rayon::join(
-            || self.push_kenlm_lines(first),
+            || read(self, first),
             || {
                 use rayon::prelude::*;
                 rest.par_iter()
                     .map(|piece| {
                         let mut part = Corpus::new();
-                        part.push_kenlm_lines(piece).map(|()| part)
+                        read(&mut part, piece).map(|()| part)
                     })
                     .collect::<Vec<_>>()
             },
@@ -216,7 +231,7 @@ impl Corpus {
         for (piece, part) in rest.iter().zip(parts) {
             match part {
                 Ok(part) => self.append(&part),
-                Err(_) => return self.push_kenlm_lines(piece),
+                Err(_) => return read(self, piece),
             }
         }
         Ok(())
@@ -295,11 +310,7 @@ impl Corpus {
     /// Splits `text` on whitespace (Python's `str.split()` rules) and appends its sentences.
     pub fn push_whitespace_text(&mut self, text: &str, mode: SentenceMode) -> Result<()> {
         match mode {
-            SentenceMode::Lines => {
-                for line in text.lines() {
-                    self.push_sentence(line.split(is_python_whitespace).filter(|t| !t.is_empty()))?;
-                }
-            }
+            SentenceMode::Lines => self.push_line_pieces(text, Corpus::push_whitespace_lines)?,
             SentenceMode::Whole => {
                 self.push_sentence(text.split(is_python_whitespace).filter(|t| !t.is_empty()))?;
             }
@@ -313,6 +324,14 @@ impl Corpus {
                 }
                 self.push_sentence(sentence)?;
             }
+        }
+        Ok(())
+    }
+
+    /// [`Corpus::push_whitespace_text`] of `text` in [`SentenceMode::Lines`], on this thread.
+    fn push_whitespace_lines(&mut self, text: &str) -> Result<()> {
+        for line in text.lines() {
+            self.push_sentence(line.split(is_python_whitespace).filter(|t| !t.is_empty()))?;
         }
         Ok(())
     }
@@ -482,16 +501,17 @@ mod tests {
     }
 
     /// Reading a text in pieces on all cores gives the corpus of reading it in one go (ids
-    /// included), blank lines, a last line without newline and an open sentence included; a
-    /// reserved token in a later piece gives the same error and keeps the same sentences.
+    /// included), for KenLM's reading and whitespace lines, blank lines, `\r\n`, a last line
+    /// without newline and an open sentence included; a reserved token in a later piece gives
+    /// the same error and keeps the same sentences.
     #[test]
-    fn kenlm_text_read_in_pieces_is_read_as_in_one_go() {
+    fn text_read_in_pieces_is_read_as_in_one_go() {
         use std::fmt::Write as _;
         let mut text = String::new();
         for i in 0..3000 {
             writeln!(text, "w{} x{i} w{}", i % 97, i % 13).unwrap();
             if i % 7 == 0 {
-                text.push_str(" \t\n");
+                text.push_str(" \t\r\n");
             }
         }
         text.push_str("last w3 line");
@@ -505,25 +525,29 @@ mod tests {
             assert_eq!(a.sentence_offsets(), b.sentence_offsets());
             assert!(a.vocab().words().eq(b.vocab().words()));
         };
-        let mut whole = fresh();
-        whole.push_kenlm_lines(&text).unwrap();
-        for n in [2, 3, 8] {
+        let readers: [fn(&mut Corpus, &str) -> Result<()>; 2] =
+            [Corpus::push_kenlm_lines, Corpus::push_whitespace_lines];
+        for read in readers {
+            let mut whole = fresh();
+            read(&mut whole, &text).unwrap();
+            for n in [2, 3, 8] {
+                let mut pieces = fresh();
+                pieces
+                    .push_pieces(&line_pieces(&text, n, 64), read)
+                    .unwrap();
+                same(&pieces, &whole);
+            }
+            let bad = text.replacen("x2500", "</s>", 1);
+            let mut whole = fresh();
+            let expected = read(&mut whole, &bad).unwrap_err().to_string();
             let mut pieces = fresh();
-            pieces
-                .push_kenlm_pieces(&line_pieces(&text, n, 64))
-                .unwrap();
+            let got = pieces
+                .push_pieces(&line_pieces(&bad, 4, 64), read)
+                .unwrap_err()
+                .to_string();
+            assert_eq!(got, expected);
             same(&pieces, &whole);
         }
-        let bad = text.replacen("x2500", "</s>", 1);
-        let mut whole = fresh();
-        let expected = whole.push_kenlm_lines(&bad).unwrap_err().to_string();
-        let mut pieces = fresh();
-        let got = pieces
-            .push_kenlm_pieces(&line_pieces(&bad, 4, 64))
-            .unwrap_err()
-            .to_string();
-        assert_eq!(got, expected);
-        same(&pieces, &whole);
     }
 
     #[test]
