@@ -69,6 +69,14 @@ class Corpus:
         lowercase: bool = False,
         progress: _ProgressCallback | None = None,
     ) -> bool: ...
+    def add_line_bytes(
+        self,
+        data: bytes,
+        reader: str,
+        translate_newlines: bool,
+        skip_line_prefixes: list[str] = ...,
+        lowercase: bool = False,
+    ) -> bool: ...
     def limit_vocab(
         self, min_count: int = 1, vocab: list[str] | None = None, vocab_text: str | None = None
     ) -> Corpus: ...

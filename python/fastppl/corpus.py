@@ -7,12 +7,13 @@ import dataclasses
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import NoReturn
 
 import numpy as np
 
 from fastppl import _core
 from fastppl._checks import check_int
-from fastppl.errors import InvalidArgumentError, InvalidTypeError
+from fastppl.errors import CorpusDecodeError, InvalidArgumentError, InvalidTypeError
 from fastppl.progress import Progress, ProgressCallback, reporter
 from fastppl.text import (
     SENTENCE_MODES,
@@ -20,6 +21,7 @@ from fastppl.text import (
     SentenceMode,
     Tokenizer,
     clean_text,
+    iter_line_bytes,
     iter_text,
     read_bytes,
     read_text,
@@ -35,15 +37,27 @@ def _checked_tokenizer(tokenizer: str) -> str:
     return tokenizer
 
 
-def _plain_utf8(reading: dict) -> bool:
-    """Whether files read with these options are their bytes decoded as UTF-8 with Python's
-    newlines, then cleaned as `clean_text` does (then the core can take the bytes themselves
-    and clean them)."""
+def _strict_utf8(reading: dict) -> bool:
+    """Whether files read with these options are their bytes decoded as UTF-8, strictly, then
+    cleaned as `clean_text` does (then the core can take the bytes themselves and clean them)."""
     try:
         utf8 = codecs.lookup(reading["encoding"]).name == "utf-8"
     except (LookupError, TypeError):  # (the usual way says so, naming the argument)
         return False
-    return utf8 and reading["errors"] == "strict" and reading["translate_newlines"]
+    return utf8 and reading["errors"] == "strict"
+
+
+def _plain_utf8(reading: dict) -> bool:
+    """`_strict_utf8`, with Python's newlines (as the NLTK tokenizer reads files)."""
+    return _strict_utf8(reading) and reading["translate_newlines"]
+
+
+def _raise_decode_error(path: str, reading: dict) -> NoReturn:
+    """Reads `path` the usual way, for the error that names where it is not valid UTF-8 (the
+    core found that it is not)."""
+    for _ in iter_text(path, **reading):
+        pass
+    raise CorpusDecodeError(f"{path!r} is not valid UTF-8", path)
 
 
 def _plain_size(path: str) -> int:
@@ -303,6 +317,8 @@ class Corpus:
         paths = [os.fspath(path) for path in paths]
         if options.native_nltk() and not by_lines and _plain_utf8(reading):
             return cls._from_utf8_files(paths, options, progress)
+        if by_lines and options.tokenizer in ("kenlm", "whitespace") and _strict_utf8(reading):
+            return cls._from_utf8_line_files(paths, options, reading, progress)
         with reporter(progress) as report:
 
             def documents() -> Iterator[Iterator[str]]:
@@ -320,6 +336,38 @@ class Corpus:
 
             # (the files are read already cleaned: no second pass of the line filters)
             return cls._from_pieces(documents(), options.read_clean(), report)
+
+    @classmethod
+    def _from_utf8_line_files(
+        cls, paths: list[str], options: _TextOptions, reading: dict, progress: Progress
+    ) -> Corpus:
+        """One document per file read a sentence a line (KenLM's reading, or whitespace
+        lines): each file's UTF-8 bytes handed to the core in pieces of whole lines, checked,
+        cleaned and read there on all cores, with no Python string made (decoding, then
+        encoding again for the core, took a fifth of the reading). A file that is not valid
+        UTF-8 is read again the usual way, which raises the error naming its line and byte
+        offset."""
+        corpus = cls(_core.Corpus())
+        reader = "kenlm" if options.tokenizer == "kenlm" else "lines"
+        sizes = [_plain_size(path) for path in paths]
+        total = sum(sizes) if all(sizes) else 0
+        done = 0
+        with reporter(progress) as report:
+            for path in paths:
+                for data in iter_line_bytes(path):
+                    if not corpus._inner.add_line_bytes(
+                        data,
+                        reader,
+                        reading["translate_newlines"],
+                        skip_line_prefixes=list(options.skip_line_prefixes),
+                        lowercase=options.lowercase,
+                    ):
+                        _raise_decode_error(path, reading)
+                    done += len(data)
+                    if report is not None:
+                        report("reading", min(done, total) if total else done, total)
+                corpus._inner.end_document()
+        return corpus
 
     @classmethod
     def _from_utf8_files(

@@ -167,6 +167,22 @@ def read_bytes(path: str | PathLike[str]) -> bytes:
     return next(_read_chunks(path, -1), b"")
 
 
+def iter_line_bytes(path: str | PathLike[str], chunk_bytes: int | None = None) -> Iterator[bytes]:
+    """The (decompressed) bytes of ``path`` in pieces of whole lines (about ``chunk_bytes``
+    bytes each, default `CHUNK_BYTES`; the last one possibly without a final newline); joined,
+    the file's bytes. Linear in time for a file with very long lines (or none)."""
+    carry: list[bytes] = []  # bytes after the last b"\n" seen, joined once a line ends
+    for data in _read_chunks(path, chunk_bytes or CHUNK_BYTES):
+        end = data.rfind(b"\n") + 1
+        if end == 0:
+            carry.append(data)
+            continue
+        yield b"".join([*carry, data[:end]]) if carry else data[:end]
+        carry = [data[end:]] if end < len(data) else []
+    if carry:
+        yield b"".join(carry)
+
+
 def iter_text(
     path: str | PathLike[str],
     encoding: str = "utf-8",

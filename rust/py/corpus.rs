@@ -8,6 +8,26 @@ use super::errors::{to_pyerr, type_error};
 use super::nltk::PyPunktModel;
 use crate::corpus::{clean, kenlm_tokens, Corpus, SentenceMode};
 
+/// `text` as `fastppl.text.clean_text` leaves it (line ends first read as Python's text mode
+/// reads them when `translate_newlines`).
+fn cleaned<'a>(
+    text: &'a str,
+    translate_newlines: bool,
+    skip_line_prefixes: &[String],
+    lowercase: bool,
+) -> std::borrow::Cow<'a, str> {
+    use std::borrow::Cow;
+    let text = if translate_newlines {
+        clean::translate_newlines(text)
+    } else {
+        Cow::Borrowed(text)
+    };
+    match clean::clean_text(&text, skip_line_prefixes, lowercase) {
+        Cow::Borrowed(_) => text,
+        Cow::Owned(cleaned) => Cow::Owned(cleaned),
+    }
+}
+
 /// Documents of sentences of tokens, interned; built by `fastppl.Corpus`.
 #[pyclass(name = "Corpus", module = "fastppl._core", frozen)]
 pub struct PyCorpus {
@@ -109,14 +129,44 @@ impl PyCorpus {
         let Ok(text) = std::str::from_utf8(data) else {
             return Ok(false);
         };
-        let text = py.detach(|| {
-            let text = clean::translate_newlines(text);
-            match clean::clean_text(&text, &skip_line_prefixes, lowercase) {
-                std::borrow::Cow::Borrowed(_) => text,
-                std::borrow::Cow::Owned(cleaned) => std::borrow::Cow::Owned(cleaned),
-            }
-        });
+        let text = py.detach(|| cleaned(text, true, &skip_line_prefixes, lowercase));
         super::nltk::add_nltk_text(py, self, &text, punkt, sentences, words, progress)?;
+        Ok(true)
+    }
+
+    /// Appends the sentences of `data`, whole lines of a file's UTF-8 bytes (the file read a
+    /// piece at a time), read by `reader`: "kenlm" (as [`add_kenlm_text`](Self::add_kenlm_text))
+    /// or "lines" (whitespace tokens, a sentence a line), after cleaning them as
+    /// `fastppl.text.clean_text` does (line ends `\r\n` and `\r` read as `\n` first when
+    /// `translate_newlines`), with no Python `str` made; False, adding nothing, when they are not
+    /// valid UTF-8 (the caller then decodes the file in Python, for its error message).
+    #[pyo3(signature = (data, reader, translate_newlines, skip_line_prefixes=Vec::new(), lowercase=false))]
+    fn add_line_bytes(
+        &self,
+        py: Python<'_>,
+        data: &[u8],
+        reader: &str,
+        translate_newlines: bool,
+        skip_line_prefixes: Vec<String>,
+        lowercase: bool,
+    ) -> PyResult<bool> {
+        let read: fn(&mut Corpus, &str) -> crate::error::Result<()> = match reader {
+            "kenlm" => Corpus::push_kenlm_text,
+            "lines" => |c, text| c.push_whitespace_text(text, SentenceMode::Lines),
+            other => {
+                return Err(to_pyerr(crate::error::Error::invalid(format!(
+                    "unknown line reader {other:?} (expected 'kenlm' or 'lines')"
+                ))))
+            }
+        };
+        let Ok(text) = std::str::from_utf8(data) else {
+            return Ok(false);
+        };
+        py.detach(|| {
+            let text = cleaned(text, translate_newlines, &skip_line_prefixes, lowercase);
+            self.with_mut(|c| read(c, &text))
+        })
+        .map_err(to_pyerr)?;
         Ok(true)
     }
 

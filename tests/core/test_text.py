@@ -14,7 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fastppl import text as fptext
@@ -490,6 +490,51 @@ def test_line_corpora_are_read_in_pieces(tmp_path, monkeypatch):
     monkeypatch.setattr(fptext, "CHUNK_BYTES", 7)
     for t, sentences in whole.items():
         assert list(Corpus.from_file(p, tokenizer=t, sentences="lines")) == sentences
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    lines=st.lists(st.text(alphabet=st.sampled_from("ab é\r\t%Σ€𝄞\x0b"), max_size=12), max_size=12),
+    final_newline=st.booleans(),
+    size=st.integers(min_value=1, max_value=9),
+    tokenizer=st.sampled_from(["kenlm", "whitespace"]),
+    lowercase=st.booleans(),
+)
+def test_line_files_read_as_utf8_bytes_give_the_same_corpus(
+    tmp_path_factory, lines, final_newline, size, tokenizer, lowercase
+):
+    """Corpus.from_file hands a UTF-8 file read a sentence a line (KenLM's reading, whitespace
+    lines) to the core as bytes, in pieces of whole lines: the sentences of from_text on
+    read_text's string (KenLM's reading keeps "\\r", whitespace lines read CR and CRLF as line
+    ends), whatever the piece size."""
+    from unittest import mock
+
+    from fastppl import Corpus
+
+    data = ("\n".join(lines) + ("\n" if final_newline and lines else "")).encode()
+    path = tmp_path_factory.mktemp("lines") / "t.txt"
+    path.write_bytes(data)
+    options = {"skip_line_prefixes": ("%",), "lowercase": lowercase}
+    text = read_text(path, translate_newlines=tokenizer != "kenlm", **options)
+    expected = list(Corpus.from_text(text, tokenizer=tokenizer, sentences="lines"))
+    with mock.patch.object(fptext, "CHUNK_BYTES", size):
+        got = Corpus.from_file(path, tokenizer=tokenizer, sentences="lines", **options)
+    assert list(got) == expected
+    assert b"".join(fptext.iter_line_bytes(path, chunk_bytes=size)) == data
+
+
+@pytest.mark.parametrize("tokenizer", ["kenlm", "whitespace"])
+@pytest.mark.parametrize("size", [3, 64])
+def test_line_files_with_invalid_utf8_name_line_and_offset(tmp_path, monkeypatch, tokenizer, size):
+    """Invalid UTF-8 in a later piece of a file read as bytes: the error names the file's line
+    and byte offset, as reading it in Python does."""
+    from fastppl import Corpus
+
+    monkeypatch.setattr(fptext, "CHUNK_BYTES", size)
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"fine line\nbad \xff byte\nmore\n")
+    with pytest.raises(CorpusDecodeError, match=r"byte offset 14 \(line 2\)"):
+        Corpus.from_file(bad, tokenizer=tokenizer, sentences="lines")
 
 
 @pytest.mark.parametrize("sentences", ["punkt", "terminators", "none"])
