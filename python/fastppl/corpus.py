@@ -7,7 +7,7 @@ import dataclasses
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import NoReturn
+from typing import AnyStr, NoReturn
 
 import numpy as np
 
@@ -67,11 +67,18 @@ def _plain_size(path: str) -> int:
     return os.path.getsize(path)
 
 
+def _sizes(paths: list[str]) -> tuple[list[int], int]:
+    """The size of each file and their total, what reading progress is counted against (the
+    total is unknown, 0, when one is compressed or not a regular file)."""
+    sizes = [_plain_size(path) for path in paths]
+    return sizes, sum(sizes) if all(sizes) else 0
+
+
 def _counted(
-    pieces: Iterable[str], before: int, total: int, report: ProgressCallback | None
-) -> Iterator[str]:
+    pieces: Iterable[AnyStr], before: int, total: int, report: ProgressCallback | None
+) -> Iterator[AnyStr]:
     """``pieces``, reporting the stage ``"reading"`` after each: ``before`` plus the characters
-    read so far, of ``total``."""
+    (or bytes) read so far, of ``total``."""
     done = before
     for text in pieces:
         yield text
@@ -322,10 +329,8 @@ class Corpus:
         with reporter(progress) as report:
 
             def documents() -> Iterator[Iterator[str]]:
-                # progress of the reading itself: characters of text read (about its bytes) of
-                # the files' sizes (unknown, 0, when one is compressed or not a regular file)
-                sizes = [_plain_size(path) for path in paths]
-                total = sum(sizes) if all(sizes) else 0
+                # progress of the reading itself: characters of text read (about its bytes)
+                sizes, total = _sizes(paths)
                 done = 0
                 for path, size in zip(paths, sizes, strict=True):
                     pieces = (
@@ -349,12 +354,11 @@ class Corpus:
         offset."""
         corpus = cls(_core.Corpus())
         reader = "kenlm" if options.tokenizer == "kenlm" else "lines"
-        sizes = [_plain_size(path) for path in paths]
-        total = sum(sizes) if all(sizes) else 0
+        sizes, total = _sizes(paths)
         done = 0
         with reporter(progress) as report:
-            for path in paths:
-                for data in iter_line_bytes(path):
+            for path, size in zip(paths, sizes, strict=True):
+                for data in _counted(iter_line_bytes(path), done, total, report):
                     if not corpus._inner.add_line_bytes(
                         data,
                         reader,
@@ -363,10 +367,8 @@ class Corpus:
                         lowercase=options.lowercase,
                     ):
                         _raise_decode_error(path, reading)
-                    done += len(data)
-                    if report is not None:
-                        report("reading", min(done, total) if total else done, total)
                 corpus._inner.end_document()
+                done += size
         return corpus
 
     @classmethod

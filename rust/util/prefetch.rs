@@ -1,7 +1,7 @@
 //! Prefetching: hints that let a cache miss overlap other work.
 
-/// How many items ahead a pass over a table's slots prefetches what the item at that distance
-/// will touch (enough to cover a DRAM miss at a few nanoseconds an item).
+/// How many items ahead a pass over a table's slots (or a buffer's records) prefetches what the
+/// item at that distance will touch (enough to cover a DRAM miss at a few nanoseconds an item).
 pub const SLOTS_AHEAD: usize = 16;
 
 /// Asks the CPU to start loading the cache line of `value`: a hint that lets a lookup's cache

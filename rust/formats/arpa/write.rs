@@ -16,7 +16,7 @@ use crate::util::compressed::Output;
 use crate::util::float_format::{log10_f32, push_f32, push_log10, Recent};
 use crate::util::huge_pages;
 use crate::util::job::Job;
-use crate::util::prefetch::prefetch;
+use crate::util::prefetch::prefetch_ahead;
 
 /// The file's last line.
 const END: &[u8] = b"\n\\end\\\n";
@@ -458,9 +458,6 @@ struct Row {
     weight: f32,
 }
 
-/// N-grams ahead of the one being read whose prefix's line is fetched into the cache meanwhile.
-const PREFETCH: u32 = 16;
-
 /// Rows sorted and written at a time: an order is written in parts of about this many n-grams
 /// (80 MB of rows), each the n-grams of a range of prefix lines, so that only one part's rows
 /// exist at a time.
@@ -478,10 +475,11 @@ fn prefix_lines(model: &Model, m: usize, line_of: &[AtomicU32]) -> Result<Vec<u3
     (0..capacity)
         .into_par_iter()
         .map(|slot| {
-            let ahead = table.key((slot + PREFETCH).min(capacity.saturating_sub(1)));
-            if let Some(line) = line_of.get(key_prefix(ahead) as usize) {
-                prefetch(line);
-            }
+            // the prefix's line of the slot ahead (none for a free slot: EMPTY's prefix is no
+            // entry)
+            prefetch_ahead(slot as usize, capacity as usize, |ahead| {
+                line_of.get(key_prefix(table.key(ahead as u32)) as usize)
+            });
             let key = table.key(slot);
             if key == EMPTY {
                 return Ok(NONE);

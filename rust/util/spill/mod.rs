@@ -23,7 +23,7 @@ use rayon::prelude::*;
 mod run_codec;
 
 use crate::error::{Error, Result};
-use crate::util::prefetch::prefetch;
+use crate::util::prefetch::prefetch_ahead;
 use run_codec::FrameReader;
 
 /// A key word that is no token id: fills the left of a shorter n-gram's key, and sorts after
@@ -469,9 +469,6 @@ impl Drop for Sorter<'_> {
     }
 }
 
-/// Records ahead of the one being copied into a sorted run whose cache line is fetched meanwhile.
-const GATHER_AHEAD: usize = 16;
-
 /// `buffer`'s records, sorted (combined when asked), as one flat array.
 fn sorted_records(buffer: Vec<u32>, layout: Layout, combine: bool) -> Result<Vec<u32>> {
     let width = layout.width;
@@ -493,9 +490,9 @@ fn sorted_records(buffer: Vec<u32>, layout: Layout, combine: bool) -> Result<Vec
     let mut sorted: Vec<u32> = Vec::with_capacity(buffer.len());
     for (k, &i) in index.iter().enumerate() {
         // the records are read in sorted order, from all over the buffer: fetch ahead
-        if let Some(&ahead) = index.get(k + GATHER_AHEAD) {
-            prefetch(&buffer[ahead as usize * width]);
-        }
+        prefetch_ahead(k, index.len(), |ahead| {
+            buffer.get(index[ahead] as usize * width)
+        });
         let r = record(i);
         let last = sorted.len().wrapping_sub(width);
         if combine && !sorted.is_empty() && layout.compare(&sorted[last..], r) == Ordering::Equal {
