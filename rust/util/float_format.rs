@@ -72,7 +72,40 @@ impl Recent {
 
 /// Appends a finite nonzero `v`: the shortest digits that read back to `v`; when two such digit
 /// strings are equally near `v`, the one ending in an even digit, as double-conversion picks.
+///
+/// Most values are written as ryu writes them: where `v` cannot be a tie ([`never_a_tie`]) and
+/// ryu chose decimal notation (for decimal exponents in [-6, 13), all within KenLM's [-6, 21)),
+/// ryu's text is KenLM's (the same digits, placed the same way, no trailing zero: `v` is not an
+/// integer). The rest take [`push_f32_general`].
 fn push_f32_shortest(out: &mut Vec<u8>, v: f32) {
+    if never_a_tie(v) {
+        let mut buffer = ryu::Buffer::new();
+        let text = buffer.format_finite(v).as_bytes();
+        if !text.contains(&b'e') {
+            out.extend_from_slice(text);
+            return;
+        }
+    }
+    push_f32_general(out, v);
+}
+
+/// Whether no decimal string of 9 digits or fewer lies exactly halfway between two others around
+/// `v` (finite): `v = m * 2^-k` with `m` odd has the exact decimal digits of `m * 5^k`, which end
+/// in 5 and number more than 10 when `k >= 15` (`5^15 > 10^10`), while a tie of float32's
+/// shortest strings (9 digits at most) has 10 at most.
+fn never_a_tie(v: f32) -> bool {
+    let bits = v.to_bits();
+    let (biased, fraction) = ((bits >> 23) & 0xFF, bits & 0x7F_FFFF);
+    let (m, e2) = if biased == 0 {
+        (fraction, -149)
+    } else {
+        (fraction | 1 << 23, biased as i32 - 150)
+    };
+    m != 0 && -(e2 + m.trailing_zeros() as i32) >= 15
+}
+
+/// [`push_f32_shortest`] for any finite nonzero `v`, from the digits and exponent of ryu's text.
+fn push_f32_general(out: &mut Vec<u8>, v: f32) {
     let (mut digits, n, exp) = shortest_digits(v);
     let digits = &mut digits[..n];
     if is_near_tie(v, digits, exp) {
@@ -301,5 +334,33 @@ mod tests {
             }
         }
         assert!(changed > 0, "the sweep should meet some ties");
+    }
+
+    /// The fast path writes what the general one does, wherever it applies.
+    #[test]
+    fn ryu_text_is_kenlm_text_where_taken() {
+        let values = (0u32..1 << 22)
+            .map(|i| f32::from_bits(i.wrapping_mul(2_654_435_761)))
+            .chain((1..200_000).map(|i| -(i as f32) * 3.7e-5))
+            .chain([
+                -1.0 - 5.0 / 256.0,
+                0.1,
+                -1e-6,
+                -9.99e-7,
+                1e13,
+                1.5e-45,
+                -3.4e38,
+            ]);
+        let mut fast_taken = 0;
+        for v in values.filter(|v| v.is_finite() && *v != 0.0) {
+            let (mut got, mut expected) = (Vec::new(), Vec::new());
+            push_f32_shortest(&mut got, v);
+            push_f32_general(&mut expected, v);
+            assert_eq!(got, expected, "{v:e}");
+            fast_taken += usize::from(never_a_tie(v));
+        }
+        assert!(fast_taken > 1_000_000, "{fast_taken}");
+        // ties are never taken for the fast path
+        assert!(!never_a_tie(-1.0 - 5.0 / 256.0) && !never_a_tie(-12.5) && !never_a_tie(-100.0));
     }
 }

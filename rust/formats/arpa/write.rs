@@ -534,10 +534,16 @@ fn parts(prefix_line: &[u32], lines: usize, part_rows: usize) -> Vec<std::ops::R
     ranges
 }
 
+/// Slots of a table scanned by one task when a part's n-grams are gathered.
+const SCAN_SLOTS: usize = 1 << 16;
+
 /// Puts into `sorted` (emptied first; its memory is reused from part to part, as fresh pages
 /// cost a fault and a clearing each) the n-grams of order `m` of `model` whose prefix line is in
 /// `lines`, in file order, from the prefix line of each slot. Values are read here, in slot
-/// order, rather than looked up in file order (a cache miss each).
+/// order, rather than looked up in file order (a cache miss each). The slots are scanned in
+/// blocks on all cores twice: once to count each block's n-grams, which places each block's
+/// rows, then to write them there (a scan costs far less than gathering rows into lists and
+/// copying them).
 fn sorted_part(
     model: &Model,
     m: usize,
@@ -546,24 +552,59 @@ fn sorted_part(
     sorted: &mut Vec<Row>,
 ) {
     let table = &model.higher[m - 2].table;
+    // (NONE, a free slot, is above every range of lines)
+    let (start, width) = (lines.start, lines.end - lines.start);
+    let in_part = |line: u32| line.wrapping_sub(start) < width;
+    let counts: Vec<usize> = prefix_line
+        .par_chunks(SCAN_SLOTS)
+        .map(|block| block.iter().filter(|&&line| in_part(line)).count())
+        .collect();
+    let total = counts.iter().sum();
     sorted.clear();
-    sorted.par_extend(
-        prefix_line
-            .par_iter()
-            .enumerate()
-            .filter(|(_, line)| lines.contains(line))
-            .map(|(slot, &prefix_line)| {
-                let slot = slot as u32;
-                let entry = table.entry(slot);
-                Row {
-                    prefix_line,
-                    word: key_word(table.key(slot)),
-                    slot,
-                    logp: log10_f32(entry.logp),
-                    weight: log10_f32(entry.weight),
-                }
-            }),
-    );
+    sorted.reserve(total);
+    let mut rest = &mut sorted.spare_capacity_mut()[..total];
+    let mut outputs = Vec::with_capacity(counts.len());
+    for &n in &counts {
+        let (here, after) = rest.split_at_mut(n);
+        outputs.push(here);
+        rest = after;
+    }
+    prefix_line
+        .par_chunks(SCAN_SLOTS)
+        .zip(outputs)
+        .enumerate()
+        .for_each(|(b, (block, out))| {
+            let first = (b * SCAN_SLOTS) as u32;
+            let rows = block
+                .iter()
+                .enumerate()
+                .filter(|(_, &line)| in_part(line))
+                .map(|(i, &prefix_line)| {
+                    let slot = first + i as u32;
+                    let entry = table.entry(slot);
+                    Row {
+                        prefix_line,
+                        word: key_word(table.key(slot)),
+                        slot,
+                        logp: log10_f32(entry.logp),
+                        weight: log10_f32(entry.weight),
+                    }
+                });
+            let mut written = 0;
+            for (place, row) in out.iter_mut().zip(rows) {
+                place.write(row);
+                written += 1;
+            }
+            // the same filter over the same block: as many rows as counted
+            assert_eq!(
+                written,
+                out.len(),
+                "a block's n-grams changed while gathered"
+            );
+        });
+    // SAFETY: the first `total` places were each written above: the slices handed to the blocks
+    // cover them, and each block wrote every place of its slice (asserted).
+    unsafe { sorted.set_len(total) };
     sorted.par_sort_unstable_by_key(|r| (u64::from(r.prefix_line) << 32) | u64::from(r.word));
 }
 
