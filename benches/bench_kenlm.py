@@ -112,6 +112,11 @@ def median_of(runs: list[dict], key: str) -> float:
     return statistics.median(r[key] for r in runs)
 
 
+def median_phases(runs: list[dict], timed_keys: tuple[str, ...]) -> dict:
+    """The first run's figures, with the median over `runs` of each of `timed_keys` (seconds)."""
+    return {**runs[0], **{k: statistics.median(r[k] for r in runs) for k in timed_keys}}
+
+
 def estimate(args: argparse.Namespace, text: Path) -> dict:
     """lmplz, fastppl's in-memory fit and its budgeted train on `text`: times and peaks."""
     work, py, bin_ = args.workdir, sys.executable, args.kenlm_bin
@@ -154,10 +159,15 @@ def estimate(args: argparse.Namespace, text: Path) -> dict:
         "lmplz_peak_mb": median_of(lm, "peak_mb"),
         "fastppl_seconds": median_of(fp, "seconds"),
         "fastppl_peak_mb": median_of(fp, "peak_mb"),
-        "fastppl_phases": phases[0],
+        "fastppl_phases": median_phases(phases, ("read", "fit", "write")),
         "fastppl_budget_seconds": median_of(budget, "seconds"),
         "fastppl_budget_peak_mb": median_of(budget, "peak_mb"),
-        "fastppl_budget_phases": budget_phases[0],
+        "fastppl_budget_phases": median_phases(budget_phases, ("read", "train")),
+        "runs_seconds": {
+            "lmplz": [r["seconds"] for r in lm],
+            "fastppl": [r["seconds"] for r in fp],
+            "fastppl_budget": [r["seconds"] for r in budget],
+        },
     }
 
 
@@ -227,6 +237,11 @@ def report_estimate(e: dict, args: argparse.Namespace, text: Path) -> None:
         f"  => time {e['fastppl_seconds'] / e['lmplz_seconds']:.2f}x lmplz (goal <= 0.5), "
         f"memory {e['fastppl_peak_mb'] / e['lmplz_peak_mb']:.2f}x (goal <= 3)"
     )
+    runs = ", ".join(
+        f"{name} {' / '.join(f'{t:.1f}' for t in times)}"
+        for name, times in e["runs_seconds"].items()
+    )
+    print(f"  each run (s; the figures above are medians): {runs}")
     b = e["fastppl_budget_phases"]
     print(
         f"  fastppl train_arpa(memory={args.memory!r}): {e['fastppl_budget_seconds']:.1f} s, "
