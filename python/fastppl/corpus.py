@@ -354,6 +354,7 @@ class Corpus:
         offset."""
         corpus = cls(_core.Corpus())
         reader = "kenlm" if options.tokenizer == "kenlm" else "lines"
+        prefixes = list(options.skip_line_prefixes)
         sizes, total = _sizes(paths)
         done = 0
         with reporter(progress) as report:
@@ -363,7 +364,7 @@ class Corpus:
                         data,
                         reader,
                         reading["translate_newlines"],
-                        skip_line_prefixes=list(options.skip_line_prefixes),
+                        skip_line_prefixes=prefixes,
                         lowercase=options.lowercase,
                     ):
                         _raise_decode_error(path, reading)

@@ -66,7 +66,7 @@ pub fn kenlm_tokens(text: &str) -> impl Iterator<Item = &str> {
         .filter(|t| !t.is_empty())
 }
 
-/// The smallest piece of text that [`Corpus::push_kenlm_text`] reads on a core of its own.
+/// The smallest piece of text that [`Corpus::push_line_pieces`] reads on a core of its own.
 const PARALLEL_PIECE_BYTES: usize = 1 << 20;
 
 /// `text` cut into at most `n` pieces of whole lines (each but the last ends with `\n`) of at
