@@ -124,7 +124,10 @@ impl Globals {
     }
 }
 
-/// Steps 3 and 4.
+/// Steps 3 and 4, in a pipeline of three threads: while order m is joined with order m-1 (this
+/// thread), section m-1 is written (it needs the weights of order m's contexts) and the context
+/// pass of order m+1 runs (it needs only the adjusted counts). Each step waits for all three.
+/// Two sorters fill at once (the join's and the context pass's), so each gets half the memory.
 fn interpolate_and_write(
     adjusted: Adjusted,
     order: usize,
@@ -141,92 +144,132 @@ fn interpolate_and_write(
     } = adjusted;
     let mut globals = Globals::new(&unigrams, count_of_counts, order, smoothing)?;
     let name = out.path().to_string();
-
+    let memory = memory / 2;
+    let mut higher = higher.into_iter();
+    // the context pass of the bigrams gives the unigrams' weights, which every step reads
+    let bigrams = higher.next().expect("order >= 2");
+    let mut unigram_weight = std::mem::take(&mut globals.unigrams.weight);
+    let terms = sorted_terms(
+        globals.context_pass(2, smoothing),
+        bigrams,
+        |context, gamma| {
+            unigram_weight[context[0] as usize] = gamma;
+            Ok(())
+        },
+        (memory, dir, job),
+    )?;
+    globals.unigrams.weight = unigram_weight;
+    let globals = &globals;
+    // order m's terms, and the weights of its contexts (none for m = 2: the unigrams' are in
+    // `globals`)
+    let mut context: Option<(RecordStream, Option<RecordReader>)> = Some((terms, None));
     // order m-1's probabilities in suffix order (for the join) and in prefix order (to write)
     let mut lower: Option<(RecordReader, RecordStream)> = None;
-    for (i, ngrams) in higher.into_iter().enumerate() {
-        let m = i + 2;
-        let (terms, weights) =
-            context_step(&mut globals, m, smoothing, ngrams, (memory, dir, job))?;
-        let lower_probs = match lower.take() {
-            None => {
-                write_unigrams(out, vocab, &globals.unigrams, 0..vocab.len(), &name)?;
-                job.step(vocab.len() as u64)?;
-                None
-            }
-            Some((suffix_sorted, prefix_sorted)) => {
-                write_section(out, m - 1, prefix_sorted, weights, vocab, job, &name)?;
-                Some(suffix_sorted)
-            }
-        };
-        let mut prefix_sorted = Sorter::new(
-            Layout::new(m, 2, KeyOrder::Prefix),
-            false,
-            memory,
-            dir,
-            "section",
-        );
-        let suffix_sorted = join_lower(
-            terms.finish()?,
-            m,
-            lower_probs,
-            &globals.unigrams.prob,
-            (dir, job),
-            |row| prefix_sorted.push(row),
-        )?;
-        lower = Some((suffix_sorted, prefix_sorted.finish()?));
+    for m in 2..=order {
+        let (terms, section_weights) = context
+            .take()
+            .expect("each step below the highest order makes the next one's context");
+        let next_ngrams = higher.next();
+        let (lower_suffix, lower_prefix) = lower.take().unzip();
+        let out = &mut *out;
+        let name = name.as_str();
+        let (next, written, joined) = std::thread::scope(|s| {
+            let next = next_ngrams.map(|ngrams| {
+                s.spawn(move || context_step(globals, m + 1, smoothing, ngrams, (memory, dir, job)))
+            });
+            let written = s.spawn(move || match lower_prefix {
+                None => write_unigrams(out, vocab, &globals.unigrams, 0..vocab.len(), name)
+                    .and_then(|()| job.step(vocab.len() as u64)),
+                Some(prefix_sorted) => {
+                    write_section(out, m - 1, prefix_sorted, section_weights, vocab, job, name)
+                }
+            });
+            let joined = join_step(terms, m, lower_suffix, globals, (memory, dir, job));
+            (next.map(join_thread), join_thread(written), joined)
+        });
+        written?;
+        lower = Some(joined?);
+        context = next
+            .transpose()?
+            .map(|(terms, weights)| (terms, Some(weights)));
     }
     let (_, last) = lower.expect("order >= 2");
     write_section(out, order, last, None, vocab, job, &name)
 }
 
-/// Step 3 for order m: the context pass over the order's n-grams (in prefix order), giving the
-/// interpolation terms (to be sorted in suffix order for the join) and the weights of the
-/// contexts (the unigrams' go into `globals`; those of orders >= 2 into a prefix-ordered file).
-fn context_step<'d>(
-    globals: &mut Globals,
+/// The result of a scoped thread (a panic there resumes here).
+fn join_thread<T>(handle: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    handle
+        .join()
+        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+}
+
+/// Step 3a for order m >= 3: the context pass over the order's n-grams (in prefix order), giving
+/// the interpolation terms in suffix order (for the join) and the weights of the contexts in a
+/// prefix-ordered file (for writing section m-1).
+fn context_step(
+    globals: &Globals,
     m: usize,
     smoothing: &Smoothing,
     ngrams: RecordStream,
-    (memory, dir, job): (usize, &'d WorkDir, &Job),
-) -> Result<(Sorter<'d>, Option<RecordReader>)> {
+    (memory, dir, job): (usize, &WorkDir, &Job),
+) -> Result<(RecordStream, RecordReader)> {
+    let mut weights =
+        RecordWriter::create(dir, "weights", Layout::new(m - 1, 2, KeyOrder::Prefix))?;
+    let mut row: Vec<u32> = Vec::with_capacity(m + 1);
+    let terms = sorted_terms(
+        globals.context_pass(m, smoothing),
+        ngrams,
+        |context, gamma| {
+            row.clear();
+            row.extend_from_slice(context);
+            row.extend_from_slice(&f64_words(gamma));
+            weights.push(&row)
+        },
+        (memory, dir, job),
+    )?;
+    Ok((terms, weights.into_reader()?))
+}
+
+/// The context pass `pass` over its order's n-grams, handing each context's weight to `weight`;
+/// returns the interpolation terms `[gram, a, b, c]` sorted in suffix order.
+fn sorted_terms(
+    pass: ContextPass<'_>,
+    ngrams: RecordStream,
+    weight: impl FnMut(&[u32], f64) -> Result<()>,
+    (memory, dir, job): (usize, &WorkDir, &Job),
+) -> Result<RecordStream> {
     let mut terms = Sorter::new(
-        Layout::new(m, 6, KeyOrder::Suffix),
+        Layout::new(pass.m, 6, KeyOrder::Suffix),
         false,
         memory,
         dir,
         "terms",
     );
-    let mut weights = match m {
-        2 => None,
-        _ => Some(RecordWriter::create(
-            dir,
-            "weights",
-            Layout::new(m - 1, 2, KeyOrder::Prefix),
-        )?),
-    };
-    let mut row: Vec<u32> = Vec::with_capacity(m + 1);
-    let mut unigram_weight = std::mem::take(&mut globals.unigrams.weight);
-    globals.context_pass(m, smoothing).run(
-        ngrams,
-        job,
-        |t| terms.push(t),
-        |context, gamma| match weights.as_mut() {
-            None => {
-                unigram_weight[context[0] as usize] = gamma;
-                Ok(())
-            }
-            Some(w) => {
-                row.clear();
-                row.extend_from_slice(context);
-                row.extend_from_slice(&f64_words(gamma));
-                w.push(&row)
-            }
-        },
-    )?;
-    globals.unigrams.weight = unigram_weight;
-    let weights = weights.map(RecordWriter::into_reader).transpose()?;
-    Ok((terms, weights))
+    pass.run(ngrams, job, |t| terms.push(t), weight)?;
+    terms.finish()
+}
+
+/// Step 3b for order m: joins its `terms` with order m-1's probabilities (`lower`, in suffix
+/// order; none for m = 2) and returns order m's probabilities in suffix order and in prefix order.
+fn join_step(
+    terms: RecordStream,
+    m: usize,
+    lower: Option<RecordReader>,
+    globals: &Globals,
+    (memory, dir, job): (usize, &WorkDir, &Job),
+) -> Result<(RecordReader, RecordStream)> {
+    let mut prefix_sorted = Sorter::new(
+        Layout::new(m, 2, KeyOrder::Prefix),
+        false,
+        memory,
+        dir,
+        "section",
+    );
+    let suffix_sorted = join_lower(terms, m, lower, &globals.unigrams.prob, (dir, job), |row| {
+        prefix_sorted.push(row)
+    })?;
+    Ok((suffix_sorted, prefix_sorted.finish()?))
 }
 
 /// Step 3a for one order m: context statistics in prefix order.
