@@ -380,10 +380,16 @@ impl<'d> Sorter<'d> {
             .file(&format!("{}-run{}", self.name, self.runs.len()));
         let (layout, combine) = (self.layout, self.combine);
         self.pending = Some(std::thread::spawn(move || {
-            let sorted = sorted_records(buffer, layout, combine)?;
+            let index = sorted_index(&buffer, layout);
             let mut out =
                 BufWriter::with_capacity(1 << 20, File::create(&path).map_err(Error::io(&path))?);
-            let bytes = run_codec::write_run(&sorted, &layout, &mut out)
+            let written = if combine {
+                let combined = combined_records(&buffer, &index, layout)?;
+                run_codec::write_run(&combined, None, &layout, &mut out)
+            } else {
+                run_codec::write_run(&buffer, Some(&index), &layout, &mut out)
+            };
+            let bytes = written
                 .and_then(|bytes| out.flush().map(|()| bytes))
                 .map_err(Error::io(&path))?;
             Ok((path, bytes))
@@ -469,14 +475,14 @@ impl Drop for Sorter<'_> {
     }
 }
 
-/// `buffer`'s records, sorted (combined when asked), as one flat array.
-fn sorted_records(buffer: Vec<u32>, layout: Layout, combine: bool) -> Result<Vec<u32>> {
+/// The numbers of `buffer`'s records in sorted order.
+fn sorted_index(buffer: &[u32], layout: Layout) -> Vec<u32> {
     let width = layout.width;
     let record = |i: u32| &buffer[i as usize * width..(i as usize + 1) * width];
     let records = buffer.len() / width;
     // bits of a record's index
     let index_bits = 32 - (records.saturating_sub(1) as u32).leading_zeros();
-    let index: Vec<u32> = match PackedKeys::for_records(&buffer, layout) {
+    match PackedKeys::for_records(buffer, layout) {
         Some(packed) if packed.bits as usize * layout.key_len + index_bits as usize <= 128 => {
             // each key as a 128-bit integer that compares as the record does, with the record's
             // index in its low bits: the fastest sort (16-byte items)
@@ -504,16 +510,22 @@ fn sorted_records(buffer: Vec<u32>, layout: Layout, combine: bool) -> Result<Vec
             index.par_sort_unstable_by(|&a, &b| layout.compare(record(a), record(b)));
             index
         }
-    };
+    }
+}
+
+/// The records of `buffer` in the order of `index` (sorted), those of equal keys combined into
+/// one by adding their counts (the first payload word), as one flat array.
+fn combined_records(buffer: &[u32], index: &[u32], layout: Layout) -> Result<Vec<u32>> {
+    let width = layout.width;
     let mut sorted: Vec<u32> = Vec::with_capacity(buffer.len());
     for (k, &i) in index.iter().enumerate() {
         // the records are read in sorted order, from all over the buffer: fetch ahead
         prefetch_ahead(k, index.len(), |ahead| {
             buffer.get(index[ahead] as usize * width)
         });
-        let r = record(i);
+        let r = &buffer[i as usize * width..][..width];
         let last = sorted.len().wrapping_sub(width);
-        if combine && !sorted.is_empty() && layout.compare(&sorted[last..], r) == Ordering::Equal {
+        if !sorted.is_empty() && layout.compare(&sorted[last..], r) == Ordering::Equal {
             add_count(&mut sorted[last + layout.key_len], r[layout.key_len])?;
         } else {
             sorted.extend_from_slice(r);
@@ -738,8 +750,11 @@ mod tests {
                 assert_eq!(packed.is_some(), scale < (1 << 25), "{len} {scale}");
                 let mut expected: Vec<&[u32]> = buffer.chunks_exact(len + 1).collect();
                 expected.sort_by(|a, b| layout.compare(a, b));
-                let sorted = sorted_records(buffer.clone(), layout, false).unwrap();
-                let got: Vec<&[u32]> = sorted.chunks_exact(len + 1).collect();
+                let index = sorted_index(&buffer, layout);
+                let got: Vec<&[u32]> = index
+                    .iter()
+                    .map(|&i| &buffer[i as usize * (len + 1)..][..=len])
+                    .collect();
                 for (g, e) in got.iter().zip(&expected) {
                     assert_eq!(layout.compare(g, e), Ordering::Equal);
                 }

@@ -21,6 +21,7 @@
 use std::io::{self, Read, Write};
 
 use super::{KeyOrder, Layout};
+use crate::util::prefetch::prefetch_ahead;
 
 /// Records per frame: what a reader decodes at a time (about 50 KB of 5-gram records, and as
 /// much again of frame bytes, per run being merged).
@@ -103,22 +104,51 @@ fn encode_frame(records: &[u32], layout: &Layout, out: &mut Vec<u8>) {
     header[8..].copy_from_slice(&raw_mask.to_le_bytes());
 }
 
-/// Writes `records` (sorted or not) as frames of [`FRAME_RECORDS`] records; returns the bytes
-/// written. Frames are encoded on all cores, a few at a time (the memory of a few frames).
-pub fn write_run(records: &[u32], layout: &Layout, out: &mut impl Write) -> io::Result<usize> {
+/// Writes the records of `records` (sorted or not) in the order of `index` (record numbers; in
+/// their own order where `None`) as frames of [`FRAME_RECORDS`] records; returns the bytes
+/// written. Frames are gathered and encoded on all cores, a few at a time (the memory of a few
+/// frames).
+pub fn write_run(
+    records: &[u32],
+    index: Option<&[u32]>,
+    layout: &Layout,
+    out: &mut impl Write,
+) -> io::Result<usize> {
     use rayon::prelude::*;
-    let frame = FRAME_RECORDS * layout.width;
+    let width = layout.width;
+    let count = index.map_or(records.len() / width, <[u32]>::len);
+    let frames = count.div_ceil(FRAME_RECORDS);
+    let batch = 4 * rayon::current_num_threads();
     let mut written = 0;
-    for batch in records.chunks(frame * 4 * rayon::current_num_threads()) {
-        let frames: Vec<Vec<u8>> = batch
-            .par_chunks(frame)
-            .map(|part| {
-                let mut bytes = Vec::with_capacity(part.len() * 2 + HEADER);
-                encode_frame(part, layout, &mut bytes);
+    for first in (0..frames).step_by(batch) {
+        let encoded: Vec<Vec<u8>> = (first..(first + batch).min(frames))
+            .into_par_iter()
+            .map(|f| {
+                let span = f * FRAME_RECORDS..((f + 1) * FRAME_RECORDS).min(count);
+                let mut bytes = Vec::with_capacity(span.len() * width * 2 + HEADER);
+                match index {
+                    None => encode_frame(
+                        &records[span.start * width..span.end * width],
+                        layout,
+                        &mut bytes,
+                    ),
+                    Some(index) => {
+                        let index = &index[span];
+                        let mut gathered = Vec::with_capacity(index.len() * width);
+                        for (k, &i) in index.iter().enumerate() {
+                            // read from all over `records`: fetch ahead
+                            prefetch_ahead(k, index.len(), |ahead| {
+                                records.get(index[ahead] as usize * width)
+                            });
+                            gathered.extend_from_slice(&records[i as usize * width..][..width]);
+                        }
+                        encode_frame(&gathered, layout, &mut bytes);
+                    }
+                }
                 bytes
             })
             .collect();
-        for bytes in &frames {
+        for bytes in &encoded {
             out.write_all(bytes)?;
             written += bytes.len();
         }
@@ -270,7 +300,7 @@ mod tests {
 
     fn round_trip(records: &[u32], layout: &Layout) -> (Vec<u32>, usize) {
         let mut file = Vec::new();
-        let written = write_run(records, layout, &mut file).unwrap();
+        let written = write_run(records, None, layout, &mut file).unwrap();
         assert_eq!(written, file.len());
         let mut reader = FrameReader::new();
         let (mut input, mut frame, mut back) = (file.as_slice(), Vec::new(), Vec::new());
@@ -365,7 +395,7 @@ mod tests {
         let layout = Layout::new(3, 1, KeyOrder::Prefix);
         let input = records(100, &layout, 1000, true);
         let mut file = Vec::new();
-        write_run(&input, &layout, &mut file).unwrap();
+        write_run(&input, None, &layout, &mut file).unwrap();
         for cut in [5, HEADER, HEADER + 10, file.len() - 1] {
             let mut reader = FrameReader::new();
             let mut frame = Vec::new();
