@@ -13,7 +13,9 @@
 //!   histories.
 
 mod build;
+pub mod by_order;
 pub mod context;
+pub mod interleaved;
 pub mod score;
 pub mod scorer;
 

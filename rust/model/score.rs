@@ -5,6 +5,7 @@ use rayon::prelude::*;
 use crate::corpus::vocab::UNK;
 use crate::corpus::Corpus;
 use crate::error::{Error, Result};
+use crate::model::by_order;
 use crate::model::scorer::Scorer;
 use crate::util::job::Job;
 
@@ -119,12 +120,10 @@ pub fn score_corpus<M: Scorer>(
     Ok(scores)
 }
 
-/// Sentences handed to one task; within it [`LANES`] sentences are scored side by side.
+/// Sentences handed to one task.
 const CHUNK: usize = 2048;
-/// Sentences scored side by side by one thread: while one waits for a table slot (prefetched
-/// after its previous token), the others compute. Large models are bound by memory latency, not
-/// arithmetic, so this overlaps several cache misses instead of paying for them one at a time.
-const LANES: usize = 8;
+/// Tokens a task scores at a time (a batch holds more only when one sentence does).
+const BATCH_TOKENS: usize = by_order::MAX_TOKENS;
 
 /// (ln p of in-vocabulary tokens, ln p of OOVs, tokens, OOVs) of a sentence.
 type Row = (f64, f64, u32, u32);
@@ -138,117 +137,55 @@ struct Tables<'a, M: Scorer> {
     job: &'a Job,
 }
 
-/// A sentence being scored.
-struct SentenceCursor<'a, M: Scorer> {
-    /// index in the chunk
-    k: usize,
-    /// the corpus ids of the sentence
-    sentence: &'a [u32],
-    /// the model ids of the sentence
-    ids: Vec<u32>,
-    pos: usize,
-    state: M::State,
-    row: Row,
-    out: Option<&'a mut [f64]>,
-}
-
-impl<'a, M: Scorer> Tables<'a, M> {
+impl<M: Scorer> Tables<'_, M> {
     fn is_oov(&self, corpus_id: u32) -> bool {
         self.translate[corpus_id as usize] == UNK
     }
 
-    /// Scores sentences `first..first + outs.len()`.
-    fn score_chunk(&self, first: usize, outs: &mut [Option<&'a mut [f64]>]) -> Vec<Row> {
+    /// Scores sentences `first..first + outs.len()`, in batches of about [`BATCH_TOKENS`]
+    /// tokens ([`Scorer::score_batch`]); fewer rows when cancelled.
+    fn score_chunk(&self, first: usize, outs: &mut [Option<&mut [f64]>]) -> Vec<Row> {
         let n = outs.len();
-        let mut rows = vec![(0.0, 0.0, 0, 0); n];
-        let mut next = 0;
-        let mut lanes: Vec<SentenceCursor<M>> = Vec::with_capacity(LANES);
-        while next < n && lanes.len() < LANES {
-            let mut lane = SentenceCursor {
-                k: 0,
-                sentence: &[],
-                ids: Vec::new(),
-                pos: 0,
-                state: self.model.sentence_start(),
-                row: (0.0, 0.0, 0, 0),
-                out: None,
-            };
-            self.start(&mut lane, next, first, outs);
-            next += 1;
-            lanes.push(lane);
-        }
-        let mut rounds = 0u32;
-        while !lanes.is_empty() {
-            // (long sentences: a chunk can hold millions of tokens, so check within it too)
-            rounds = rounds.wrapping_add(1);
-            if rounds % 4096 == 0 && self.job.is_cancelled() {
+        let mut rows = Vec::with_capacity(n);
+        let (mut ids, mut ends, mut scores) = (Vec::new(), Vec::new(), Vec::new());
+        let mut k = 0;
+        while k < n {
+            let begin = k;
+            ids.clear();
+            ends.clear();
+            scores.clear();
+            while k < n
+                && (k == begin || ids.len() + self.corpus.sentence(first + k).len() <= BATCH_TOKENS)
+            {
+                let sentence = self.corpus.sentence(first + k);
+                ids.extend(sentence.iter().map(|&i| self.translate[i as usize]));
+                ends.push(ids.len());
+                k += 1;
+            }
+            self.model.score_batch(&ids, &ends, &mut scores, self.job);
+            if self.job.is_cancelled() {
                 break;
             }
-            let mut i = 0;
-            while i < lanes.len() {
-                let lane = &mut lanes[i];
-                if self.step(lane) {
-                    i += 1;
-                    continue;
+            let mut at = 0;
+            for (s, out) in outs[begin..k].iter_mut().enumerate() {
+                let sentence = self.corpus.sentence(first + begin + s);
+                let xs = &scores[at..at + sentence.len() + self.per_sentence];
+                at += xs.len();
+                let mut row = (0.0, 0.0, xs.len() as u32, 0);
+                for (pos, &x) in xs.iter().enumerate() {
+                    if pos < sentence.len() && self.is_oov(sentence[pos]) {
+                        row.1 += x;
+                        row.3 += 1;
+                    } else {
+                        row.0 += x;
+                    }
                 }
-                rows[lane.k] = lane.row;
-                if next < n {
-                    self.start(lane, next, first, outs);
-                    next += 1;
-                    i += 1;
-                } else {
-                    lanes.swap_remove(i);
+                if let Some(o) = out.take() {
+                    o.copy_from_slice(xs);
                 }
+                rows.push(row);
             }
         }
         rows
-    }
-
-    /// Loads sentence `k` of the chunk into `lane`.
-    fn start(
-        &self,
-        lane: &mut SentenceCursor<'a, M>,
-        k: usize,
-        first: usize,
-        outs: &mut [Option<&'a mut [f64]>],
-    ) {
-        lane.k = k;
-        lane.sentence = self.corpus.sentence(first + k);
-        lane.ids.clear();
-        lane.ids
-            .extend(lane.sentence.iter().map(|&i| self.translate[i as usize]));
-        lane.pos = 0;
-        self.model.restart(&mut lane.state);
-        lane.row = (0.0, 0.0, (lane.ids.len() + self.per_sentence) as u32, 0);
-        lane.out = outs[k].take();
-        if let Some(&w) = lane.ids.first() {
-            self.model.prefetch(&lane.state, w);
-        }
-    }
-
-    /// Scores the next token of `lane`; false when the sentence is done.
-    #[inline]
-    fn step(&self, lane: &mut SentenceCursor<'a, M>) -> bool {
-        let total = lane.ids.len() + self.per_sentence;
-        if lane.pos == total {
-            return false;
-        }
-        let eos = self.model.eos();
-        let token = |pos: usize| lane.ids.get(pos).copied().unwrap_or(eos);
-        let x = self.model.score(&mut lane.state, token(lane.pos));
-        if let Some(o) = lane.out.as_deref_mut() {
-            o[lane.pos] = x;
-        }
-        if lane.pos < lane.sentence.len() && self.is_oov(lane.sentence[lane.pos]) {
-            lane.row.1 += x;
-            lane.row.3 += 1;
-        } else {
-            lane.row.0 += x;
-        }
-        lane.pos += 1;
-        if lane.pos < total {
-            self.model.prefetch(&lane.state, token(lane.pos));
-        }
-        true
     }
 }

@@ -5,7 +5,8 @@
 //! [`Model`] scores exactly as fast as when the code was written against it.
 
 use crate::corpus::vocab::{Vocab, EOS};
-use crate::model::{Model, State};
+use crate::model::{by_order, interleaved, Model, State};
+use crate::util::job::Job;
 
 /// A backoff model that scores one word at a time from a state. Ids are the model's own;
 /// `<unk>` is id 0 in every implementation.
@@ -43,6 +44,19 @@ pub trait Scorer: Sync {
     #[inline]
     fn score(&self, state: &mut Self::State, w: u32) -> f64 {
         self.score_full(state, w).0
+    }
+
+    /// Appends to `out` the ln p of every predicted token of the sentences
+    /// `ids[ends[i-1]..ends[i]]` (model ids; `ends` are ends in `ids`), sentence after sentence,
+    /// with `</s>` after each when the model has markers: what [`Scorer::score`] gives token
+    /// after token from [`Scorer::sentence_start`]. Stops early, leaving `out` part-filled,
+    /// when `job` is cancelled. By default sentences are scored side by side
+    /// ([`interleaved`]).
+    fn score_batch(&self, ids: &[u32], ends: &[usize], out: &mut Vec<f64>, job: &Job)
+    where
+        Self: Sized,
+    {
+        interleaved::score_batch(self, ids, ends, out, job);
     }
 
     /// For each id of `other`, the id of the same spelling here (or `<unk>`).
@@ -110,6 +124,15 @@ impl Scorer for Model {
     #[inline]
     fn prefetch(&self, state: &State, w: u32) {
         Model::prefetch(self, state, w);
+    }
+    /// One order at a time ([`by_order`]), but for batches too large for its arrays (a
+    /// sentence of more than [`by_order::MAX_TOKENS`] tokens).
+    fn score_batch(&self, ids: &[u32], ends: &[usize], out: &mut Vec<f64>, job: &Job) {
+        if ids.len() + ends.len() <= 2 * by_order::MAX_TOKENS {
+            by_order::score_batch(self, ids, ends, out);
+        } else {
+            interleaved::score_batch(self, ids, ends, out, job);
+        }
     }
     fn translation_from(&self, other: &Vocab) -> Vec<u32> {
         self.vocab.translation_from(other)

@@ -197,7 +197,13 @@ impl ProbingTable {
     /// (only a corrupt, unverified file can hold one) ends the search instead of looping.
     #[inline]
     pub fn find(&self, key: u64) -> Option<u32> {
-        let mut i = self.home(key);
+        self.find_from(self.home(key), key)
+    }
+
+    /// [`ProbingTable::find`] with the home slot of `key` known ([`ProbingTable::home_slot`]).
+    #[inline]
+    pub fn find_from(&self, home: usize, key: u64) -> Option<u32> {
+        let mut i = home;
         for _ in 0..self.slots.len() {
             let k = self.slots[i].key;
             if k == key {
@@ -214,11 +220,24 @@ impl ProbingTable {
         None
     }
 
+    /// The slot where the probe sequence of `key` starts: lookups in increasing order of it
+    /// read the table front to back.
+    #[inline]
+    pub fn home_slot(&self, key: u64) -> usize {
+        self.home(key)
+    }
+
     /// Asks the CPU to start loading the home slot of `key` (a hint: scoring interleaves several
     /// sentences so that the load overlaps other work; see `score.rs`).
     #[inline]
     pub fn prefetch(&self, key: u64) {
-        prefetch(&self.slots[self.home(key)]);
+        self.prefetch_slot(self.home(key));
+    }
+
+    /// Asks the CPU to start loading slot `slot` (below [`ProbingTable::capacity`]).
+    #[inline]
+    pub fn prefetch_slot(&self, slot: usize) {
+        prefetch(&self.slots[slot]);
     }
 
     /// The entry in slot `slot`.
