@@ -189,3 +189,65 @@ impl<M: Scorer> Tables<'_, M> {
         rows
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::formats::arpa::read_arpa_from;
+
+    /// A corpus of short sentences around one longer than a batch, with OOVs: the totals and
+    /// the token scores are those of each sentence scored token by token, wherever the batches
+    /// and chunks cut (the long sentence takes the interleaved path).
+    #[test]
+    fn corpus_scores_equal_sentence_scores_across_batches() {
+        let arpa = "\\data\\\nngram 1=5\nngram 2=3\nngram 3=1\n\n\\1-grams:\n-1\t<unk>\t0\n\
+            0\t<s>\t-0.5\n-0.7\t</s>\t0\n-0.6\ta\t-0.3\n-0.8\tb\t-0.2\n\n\\2-grams:\n\
+            -0.2\t<s> a\t-0.05\n-0.3\ta b\t-0.1\n-0.5\tb </s>\t0\n\n\\3-grams:\n-0.1\t<s> a b\n\n\
+            \\end\\\n";
+        let model = read_arpa_from(arpa.as_bytes(), "t.arpa").unwrap();
+        let mut corpus = Corpus::new();
+        let words = ["a", "b", "zz", "a", "b", "b"];
+        let long = BATCH_TOKENS * 2 + 3;
+        let mut sentences: Vec<Vec<&str>> =
+            (0..5000).map(|i| words[..=(i % 7 % 6)].to_vec()).collect();
+        sentences.insert(3000, words.iter().copied().cycle().take(long).collect());
+        for s in &sentences {
+            corpus.push_sentence(s.iter().copied()).unwrap();
+        }
+        let scores = score_corpus(&model, &corpus, OovPolicy::Unk, true, &Job::default()).unwrap();
+        let mut expected_tokens = Vec::new();
+        for (i, s) in sentences.iter().enumerate() {
+            let ids: Vec<u32> = s.iter().map(|w| model.id(w)).collect();
+            let xs: Vec<f64> = model
+                .score_sentence_full(&ids, true, true)
+                .iter()
+                .map(|x| x.0)
+                .collect();
+            let (mut lp, mut olp) = (0.0, 0.0);
+            for (pos, &x) in xs.iter().enumerate() {
+                if pos < s.len() && s[pos] == "zz" {
+                    olp += x;
+                } else {
+                    lp += x;
+                }
+            }
+            assert_eq!(scores.logprob[i].to_bits(), lp.to_bits(), "sentence {i}");
+            assert_eq!(
+                scores.oov_logprob[i].to_bits(),
+                olp.to_bits(),
+                "sentence {i}"
+            );
+            assert_eq!(scores.tokens[i] as usize, s.len() + 1);
+            assert_eq!(
+                scores.oovs[i] as usize,
+                s.iter().filter(|&&w| w == "zz").count()
+            );
+            expected_tokens.extend(xs);
+        }
+        let tokens = scores.token_logprobs.unwrap();
+        assert!(tokens
+            .iter()
+            .map(|x| x.to_bits())
+            .eq(expected_tokens.iter().map(|x| x.to_bits())));
+    }
+}
