@@ -3,8 +3,9 @@
 //! A thread of its own reads (and decompresses) the file in blocks of whole lines
 //! ([`super::lines`]). The header and `\end\` are read line by line; the n-grams of a block are
 //! parsed on all cores (fields, floats, word ids, and the lookups of each n-gram's context and
-//! suffix in the orders below, which do not change while a section is read; each task prefetches
-//! the slots of those lookups a few lines ahead, since the tables are larger than the caches),
+//! suffix in the orders below, which do not change while a section is read; each task looks them
+//! up one order at a time for all its lines, prefetching the slots a few lines ahead, since the
+//! tables are larger than the caches),
 //! then added to the model one by one in file order, so that errors are those of a line-by-line
 //! reading, at the same lines, and every n-gram lands in the slot a line-by-line reading gives
 //! it. While a block's n-grams are added, the next block is parsed beside them (see
@@ -23,7 +24,7 @@ use crate::corpus::vocab::{Vocab, BOS, EOS, UNK};
 use crate::error::{Error, Result};
 use crate::formats::ln_from_log10;
 use crate::model::{Fallback, Model, OrderTable};
-use crate::ngram::keys::{find_chain, pack, MAX_ORDER};
+use crate::ngram::keys::{pack, MAX_ORDER, NONE};
 use crate::ngram::probing::{Entry, ProbingTable};
 use crate::util::compressed::open_read;
 use crate::util::job::Job;
@@ -52,9 +53,9 @@ const LINES_PER_TASK: usize = 2048;
 /// Lines between the prefetch of a line's words and the line's parsing.
 const WORDS_AHEAD: usize = 16;
 
-/// Lines between the prefetch of the slots of a line's context and suffix and the line's
-/// parsing (after its words are prefetched).
-const LOOKUPS_AHEAD: usize = 8;
+/// N-grams between the prefetch of a slot that a context's or a suffix's lookup reads and the
+/// lookup ([`Below::find_all`]).
+const LOOKUPS_AHEAD: usize = 16;
 
 /// Reads an ARPA file (plain, .gz, .xz or .bz2, detected from its first bytes), reporting
 /// n-grams read to `job` (which can cancel it).
@@ -301,16 +302,14 @@ struct Fields {
     suffix_known: bool,
 }
 
-/// What the previous line parsed by the same task held: consecutive lines share words (lmplz
-/// writes n-grams in suffix order, fastppl in context order), whose ids and lookups are kept
-/// rather than looked up again.
+/// The words of the previous line parsed by the same task: consecutive lines share words (lmplz
+/// writes n-grams in suffix order, fastppl in context order), whose ids are kept rather than
+/// looked up again.
 struct Previous<'a> {
     /// Whether the fields below hold a line.
     valid: bool,
     words: Vec<&'a str>,
     ids: Vec<u32>,
-    context: Option<u32>,
-    suffix_known: bool,
 }
 
 impl Previous<'_> {
@@ -320,8 +319,6 @@ impl Previous<'_> {
             valid: false,
             words: vec![""; m],
             ids: vec![0; m],
-            context: None,
-            suffix_known: false,
         }
     }
 }
@@ -337,37 +334,40 @@ struct Below<'a> {
 }
 
 impl Below<'_> {
-    /// The entry of the n-gram `ids` (of an order below m), as [`Model::find`].
-    fn find(&self, ids: &[u32]) -> Option<u32> {
-        find_chain(ids, self.vocab_len, |k, prefix, w| {
-            self.higher[k - 2].table.find(pack(prefix, w))
-        })
-    }
-
-    /// Asks the CPU to start loading the slots where the context and the suffix of n-gram line
-    /// `raw` of order `m >= 3` are found (their prefixes are looked up): a hint, for lines that
-    /// [`parse_line`] reaches a little later.
-    fn prefetch_lookups(&self, raw: &[u8], m: usize, index: &WordIndex) {
-        let mut ids = [0u32; MAX_ORDER];
-        let mut k = 0;
-        for word in raw_words(raw) {
-            match (ids.get_mut(k), index.get_bytes(word)) {
-                (Some(id), Some(found)) => *id = found,
-                _ => return,
+    /// For each n-gram `k` of `ids` (`stride` ids each), the entry of its words
+    /// `offset..offset + len` (an n-gram of an order below m; `None` if not stored), as
+    /// [`Model::find`] gives it. The lookups go one order at a time over all the n-grams, so that
+    /// those of one order are independent and prefetched [`LOOKUPS_AHEAD`] n-grams ahead
+    /// (looked up one n-gram after another, each waited for the miss of the order below).
+    fn find_all(&self, ids: &[u32], stride: usize, offset: usize, len: usize) -> Vec<Option<u32>> {
+        let word = |k: usize, j: usize| ids[k * stride + offset + j];
+        let n = ids.len() / stride;
+        let mut entry: Vec<u32> = (0..n)
+            .map(|k| {
+                let first = word(k, 0);
+                if (first as usize) < self.vocab_len {
+                    first
+                } else {
+                    NONE
+                }
+            })
+            .collect();
+        for j in 1..len {
+            let table = &self.higher[j - 1].table;
+            for k in 0..n {
+                let ahead = k + LOOKUPS_AHEAD;
+                if ahead < n && entry[ahead] != NONE {
+                    table.prefetch(pack(entry[ahead], word(ahead, j)));
+                }
+                if entry[k] != NONE {
+                    entry[k] = table.find(pack(entry[k], word(k, j))).unwrap_or(NONE);
+                }
             }
-            k += 1;
         }
-        if k != m {
-            return;
-        }
-        for lookup in [&ids[..m - 1], &ids[1..m]] {
-            let (&last, prefix) = lookup.split_last().unwrap_or((&0, &[]));
-            if let Some(entry) = self.find(prefix) {
-                self.higher[lookup.len() - 2]
-                    .table
-                    .prefetch(pack(entry, last));
-            }
-        }
+        entry
+            .into_iter()
+            .map(|e| (e != NONE).then_some(e))
+            .collect()
     }
 }
 
@@ -391,9 +391,9 @@ fn parse_block(
     tasks.into_iter().flatten().collect()
 }
 
-/// Parses lines `range` of `block` in order (see [`parse_block`]). The lookups of a line miss
-/// the caches (the tables are larger), so its words are prefetched [`WORDS_AHEAD`] lines
-/// earlier, and the slots of its context and suffix [`LOOKUPS_AHEAD`] lines earlier.
+/// Parses lines `range` of `block` in order (see [`parse_block`]): first each line's fields and
+/// word ids (its words prefetched [`WORDS_AHEAD`] lines earlier), then the contexts and suffixes
+/// of all its n-grams, one order at a time ([`Below::find_all`]).
 fn parse_lines(
     block: &Block,
     range: std::ops::Range<usize>,
@@ -403,19 +403,36 @@ fn parse_lines(
 ) -> Vec<Parsed> {
     let mut previous = Previous::new(m);
     let end = range.end;
-    range
-        .map(|i| {
+    // the word ids of the n-grams that parsed, m each, and their places in `parsed`
+    let (mut ids, mut places) = (Vec::new(), Vec::new());
+    let mut parsed: Vec<Parsed> = range
+        .enumerate()
+        .map(|(place, i)| {
             if m >= 2 && i + WORDS_AHEAD < end {
                 for word in raw_words(block.line(i + WORDS_AHEAD)) {
                     index.prefetch(word);
                 }
             }
-            if m >= 3 && i + LOOKUPS_AHEAD < end {
-                below.prefetch_lookups(block.line(i + LOOKUPS_AHEAD), m, index);
+            let line = parse_line(block.line(i), m, below.order, index, &mut previous);
+            if m >= 2 && matches!(line, Parsed::NGram(Ok(_))) {
+                ids.extend_from_slice(&previous.ids);
+                places.push(place);
             }
-            parse_line(block.line(i), m, below, index, &mut previous)
+            line
         })
-        .collect()
+        .collect();
+    if m >= 2 {
+        let contexts = below.find_all(&ids, m, 0, m - 1);
+        let suffixes = (m >= 3).then(|| below.find_all(&ids, m, 1, m - 1));
+        for (k, &place) in places.iter().enumerate() {
+            if let Parsed::NGram(Ok(fields)) = &mut parsed[place] {
+                fields.context = contexts[k];
+                fields.word = ids[k * m + m - 1];
+                fields.suffix_known = suffixes.as_ref().is_none_or(|s| s[k].is_some());
+            }
+        }
+    }
+    parsed
 }
 
 /// The words of n-gram line `raw` (between its first and second tab; none without a tab), for
@@ -433,12 +450,13 @@ fn raw_words(raw: &[u8]) -> impl Iterator<Item = &[u8]> {
         .filter(|word| !word.is_empty())
 }
 
-/// Parses line `raw` of the section of order `m`, looking words up in `index`, context and
-/// suffix in `below`, unless `previous` has them.
+/// Parses line `raw` of the section of order `m`, looking words up in `index` unless `previous`
+/// has them; an n-gram's ids are left in `previous` (its context and suffix are looked up
+/// later, [`parse_lines`]).
 fn parse_line<'a>(
     raw: &'a [u8],
     m: usize,
-    below: &Below,
+    order: usize,
     index: &WordIndex,
     previous: &mut Previous<'a>,
 ) -> Parsed {
@@ -449,14 +467,14 @@ fn parse_line<'a>(
     if is_blank(text) || text.starts_with('\\') {
         return Parsed::End;
     }
-    Parsed::NGram(parse_fields(text, m, below, index, previous))
+    Parsed::NGram(parse_fields(text, m, order, index, previous))
 }
 
-/// [`parse_line`] for an n-gram line.
+/// [`parse_line`] for an n-gram line of order `m` in a model of order `order`.
 fn parse_fields<'a>(
     text: &'a str,
     m: usize,
-    below: &Below,
+    order: usize,
     index: &WordIndex,
     previous: &mut Previous<'a>,
 ) -> std::result::Result<Fields, String> {
@@ -475,19 +493,12 @@ fn parse_fields<'a>(
             _ => return Err(format!("bad log10 backoff {}", quote(b))),
         },
     };
-    if m == below.order && weight != 0.0 {
+    if m == order && weight != 0.0 {
         return Err(format!(
             "non-zero backoff {} on an n-gram of the highest order",
             quote(backoff.unwrap_or(""))
         ));
     }
-    let mut fields = Fields {
-        logp,
-        weight,
-        context: None,
-        word: 0,
-        suffix_known: true,
-    };
     if m >= 2 {
         let mut ids = [0u32; MAX_ORDER];
         for (j, w) in words.split_ascii_whitespace().enumerate() {
@@ -498,30 +509,20 @@ fn parse_fields<'a>(
             };
         }
         let ids = &ids[..m];
-        let same = |range: std::ops::Range<usize>| {
-            previous.valid && ids[range.clone()] == previous.ids[range]
-        };
-        fields.context = if same(0..m - 1) {
-            previous.context
-        } else {
-            below.find(&ids[..m - 1])
-        };
-        fields.word = ids[m - 1];
-        fields.suffix_known = m < 3
-            || if same(1..m) {
-                previous.suffix_known
-            } else {
-                below.find(&ids[1..]).is_some()
-            };
         for (j, w) in words.split_ascii_whitespace().enumerate() {
             previous.words[j] = w;
         }
         previous.ids.copy_from_slice(ids);
-        previous.context = fields.context;
-        previous.suffix_known = fields.suffix_known;
         previous.valid = true;
     }
-    Ok(fields)
+    // (an n-gram's context, last word and suffix are filled in by `parse_lines`)
+    Ok(Fields {
+        logp,
+        weight,
+        context: None,
+        word: 0,
+        suffix_known: true,
+    })
 }
 
 /// The id of word `w` of an n-gram (order >= 2), which must be a unigram.
