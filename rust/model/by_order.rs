@@ -16,7 +16,7 @@
 //! context reaches that far. The final sum adds the same terms in the same order, so every
 //! score is bit-identical to the token-by-token one.
 
-use crate::corpus::vocab::BOS;
+use crate::corpus::vocab::{BOS, EOS};
 use crate::model::{Fallback, Model};
 use crate::ngram::keys::{pack, NONE};
 
@@ -93,9 +93,9 @@ impl<'a> Positions<'a> {
         let mut word = Vec::with_capacity(len);
         let mut first = Vec::with_capacity(len);
         let mut context = Vec::with_capacity(len);
+        let eos = model.bos_eos.then_some(EOS);
         let mut start = 0;
         for &end in ends {
-            let eos = model.bos_eos.then_some(crate::corpus::vocab::EOS);
             for (k, w) in ids[start..end].iter().copied().chain(eos).enumerate() {
                 word.push(w);
                 first.push(k == 0);

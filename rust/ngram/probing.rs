@@ -117,8 +117,10 @@ impl ProbingTable {
         matches!(self.slots, SlotStorage::Mapped(_))
     }
 
+    /// The slot where the probe sequence of `key` starts: lookups in increasing order of it
+    /// read the table front to back.
     #[inline]
-    fn home(&self, key: u64) -> usize {
+    pub fn home_slot(&self, key: u64) -> usize {
         home_slot(key, self.slots.len())
     }
 
@@ -156,7 +158,7 @@ impl ProbingTable {
     pub fn insert(&mut self, key: u64, entry: Entry) -> u32 {
         assert!(self.len < self.slots.len(), "probing table sized too small");
         debug_assert!(key != EMPTY);
-        let mut i = self.home(key);
+        let mut i = self.home_slot(key);
         while self.slots[i].key != EMPTY {
             i += 1;
             if i == self.slots.len() {
@@ -174,7 +176,7 @@ impl ProbingTable {
     pub fn insert_new(&mut self, key: u64, entry: Entry) -> Option<u32> {
         assert!(self.len < self.slots.len(), "probing table sized too small");
         debug_assert!(key != EMPTY);
-        let mut i = self.home(key);
+        let mut i = self.home_slot(key);
         loop {
             let k = self.slots[i].key;
             if k == key {
@@ -197,7 +199,7 @@ impl ProbingTable {
     /// (only a corrupt, unverified file can hold one) ends the search instead of looping.
     #[inline]
     pub fn find(&self, key: u64) -> Option<u32> {
-        self.find_from(self.home(key), key)
+        self.find_from(self.home_slot(key), key)
     }
 
     /// [`ProbingTable::find`] with the home slot of `key` known ([`ProbingTable::home_slot`]).
@@ -220,18 +222,11 @@ impl ProbingTable {
         None
     }
 
-    /// The slot where the probe sequence of `key` starts: lookups in increasing order of it
-    /// read the table front to back.
-    #[inline]
-    pub fn home_slot(&self, key: u64) -> usize {
-        self.home(key)
-    }
-
     /// Asks the CPU to start loading the home slot of `key` (a hint: scoring interleaves several
     /// sentences so that the load overlaps other work; see `score.rs`).
     #[inline]
     pub fn prefetch(&self, key: u64) {
-        self.prefetch_slot(self.home(key));
+        self.prefetch_slot(self.home_slot(key));
     }
 
     /// Asks the CPU to start loading slot `slot` (below [`ProbingTable::capacity`]).

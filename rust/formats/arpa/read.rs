@@ -427,7 +427,6 @@ fn parse_lines(
         for (k, &place) in places.iter().enumerate() {
             if let Parsed::NGram(Ok(fields)) = &mut parsed[place] {
                 fields.context = contexts[k];
-                fields.word = ids[k * m + m - 1];
                 fields.suffix_known = suffixes.as_ref().is_none_or(|s| s[k].is_some());
             }
         }
@@ -499,6 +498,7 @@ fn parse_fields<'a>(
             quote(backoff.unwrap_or(""))
         ));
     }
+    let mut word = 0;
     if m >= 2 {
         let mut ids = [0u32; MAX_ORDER];
         for (j, w) in words.split_ascii_whitespace().enumerate() {
@@ -514,13 +514,14 @@ fn parse_fields<'a>(
         }
         previous.ids.copy_from_slice(ids);
         previous.valid = true;
+        word = ids[m - 1];
     }
-    // (an n-gram's context, last word and suffix are filled in by `parse_lines`)
+    // (an n-gram's context and suffix are looked up by `parse_lines`)
     Ok(Fields {
         logp,
         weight,
         context: None,
-        word: 0,
+        word,
         suffix_known: true,
     })
 }
