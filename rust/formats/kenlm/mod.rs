@@ -1,6 +1,7 @@
 //! KenLM's binary model files (`build_binary` output, format version 5), scored in place on the
 //! mapped file as KenLM does ([`KenlmModel`]: mapped.rs, over the probing search, probing.rs, or
-//! the trie, trie_search.rs), and tries converted into a fastppl [`Model`] on demand (trie.rs):
+//! the trie, trie_search.rs; batches of sentences with each order's lookups made together,
+//! by_order.rs), and tries converted into a fastppl [`Model`] on demand (trie.rs):
 //! `lm/binary_format.{hh,cc}`, `lm/model.cc`, `lm/vocab.cc`, `lm/search_hashed.cc`,
 //! `lm/search_trie.cc`, `lm/trie.cc`, `lm/bhiksha.cc`, `lm/quantize.cc`, `util/bit_packing.hh`.
 //!
@@ -34,6 +35,7 @@
 //! panic.
 
 mod bits;
+mod by_order;
 mod header;
 mod mapped;
 mod pointers;

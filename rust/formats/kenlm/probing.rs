@@ -156,6 +156,7 @@ fn check_vocabulary_header(bytes: &[u8], at: usize, unigrams: u64, path: &str) -
 impl Search for ProbingSearch {
     /// The hash of the n-gram looked up last.
     type Node = u64;
+    const BY_ORDER: bool = true;
 
     fn open(bytes: &Arc<FileBytes>, header: &Header, path: &str) -> Result<(Self, usize)> {
         check_kind(header, path)?;
@@ -252,10 +253,10 @@ impl Search for ProbingSearch {
     }
 
     #[inline]
-    fn prefetch(&self, w: u32, context: u32) {
-        let key = combine(u64::from(w), context);
-        match self.middle.first() {
-            Some(bigrams) => bigrams.prefetch(key),
+    fn prefetch(&self, j: usize, w: u32, node: u64) {
+        let key = combine(node, w);
+        match self.middle.get(j) {
+            Some(table) => table.prefetch(key),
             None => self.longest.prefetch(key),
         }
     }
