@@ -32,7 +32,7 @@ const AHEAD: usize = 16;
 const WINDOW: usize = 1 << 13;
 
 /// What a pass found for an n-gram.
-#[derive(Clone, Copy, Default, PartialEq)]
+#[derive(Clone, Copy, Default)]
 enum Found {
     /// Not looked up (not foreseen).
     #[default]
@@ -61,6 +61,7 @@ struct Positions {
 }
 
 impl Positions {
+    /// The positions of the sentences `ids[ends[i-1]..ends[i]]`, with `eos` after each.
     fn new(ids: &[u32], ends: &[usize], eos: u32) -> Self {
         let len = ids.len() + ends.len();
         let (mut word, mut offset) = (Vec::with_capacity(len), Vec::with_capacity(len));
