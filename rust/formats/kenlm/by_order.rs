@@ -15,7 +15,7 @@
 //! is the token-by-token one, bit for bit.
 //!
 //! This pays where lookups miss the cache and can be fetched ahead: probing files
-//! ([`Search::BY_ORDER`]; lmplz's Gutenberg 5-gram scores about 1.2x faster per core). A model
+//! ([`Search::PREFETCHES`]; lmplz's Gutenberg 5-gram scores about 1.2x faster per core). A model
 //! that fits in the cache scores about 10 % slower this way, and a trie, which has nothing to
 //! fetch ahead, keeps scoring sentences side by side.
 

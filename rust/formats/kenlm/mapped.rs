@@ -46,11 +46,10 @@ pub trait Search: Send + Sync + Sized {
     /// Prefetches what looking up `node`'s n-gram with `w` to its left reads first (as
     /// [`Search::middle`] with `j`, or [`Search::longest`] where `j + 2` is the order; a hint).
     fn prefetch(&self, _j: usize, _w: u32, _node: Self::Node) {}
-    /// Whether batches are scored one order at a time ([`super::by_order`]), which pays where
-    /// [`Search::prefetch`] fetches ahead what a lookup reads (a probing file's slots: about
-    /// 1.2x per core on lmplz's Gutenberg 5-gram); otherwise sentences are scored side by side
-    /// ([`crate::model::interleaved`]).
-    const BY_ORDER: bool = false;
+    /// Whether [`Search::prefetch`] fetches anything (a probing file's slots). Batches are then
+    /// scored one order at a time ([`super::by_order`]: about 1.2x per core on lmplz's
+    /// Gutenberg 5-gram), else sentences side by side ([`crate::model::interleaved`]).
+    const PREFETCHES: bool = false;
 }
 
 /// Where a scoring step finds the n-grams above the unigram: in the search structure itself, or
@@ -334,9 +333,9 @@ impl<S: Search> Scorer for KenlmModel<S> {
         (crate::formats::ln_from_log10(log10), found)
     }
     /// One order at a time ([`super::by_order`]) where the search prefetches
-    /// ([`Search::BY_ORDER`]), else sentences side by side.
+    /// ([`Search::PREFETCHES`]), else sentences side by side.
     fn score_batch(&self, ids: &[u32], ends: &[usize], out: &mut Vec<f64>, job: &Job) {
-        if S::BY_ORDER {
+        if S::PREFETCHES {
             super::by_order::score_batch(self, ids, ends, out, job);
         } else {
             interleaved::score_batch(self, ids, ends, out, job);
@@ -344,7 +343,7 @@ impl<S: Search> Scorer for KenlmModel<S> {
     }
     #[inline]
     fn prefetch(&self, state: &KenlmState, w: u32) {
-        if state.length > 0 {
+        if S::PREFETCHES && state.length > 0 {
             let node = self.search.unigram(w).3;
             self.search.prefetch(0, state.words[0], node);
         }

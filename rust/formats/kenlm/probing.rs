@@ -156,7 +156,7 @@ fn check_vocabulary_header(bytes: &[u8], at: usize, unigrams: u64, path: &str) -
 impl Search for ProbingSearch {
     /// The hash of the n-gram looked up last.
     type Node = u64;
-    const BY_ORDER: bool = true;
+    const PREFETCHES: bool = true;
 
     fn open(bytes: &Arc<FileBytes>, header: &Header, path: &str) -> Result<(Self, usize)> {
         check_kind(header, path)?;
