@@ -45,13 +45,79 @@ enum Found {
 }
 
 /// The lookups of the orders above the unigram for the positions of one window, at
-/// `(m - 2) * len + i` for order m and the window's position i.
+/// `(m - 2) * len + i` for order m and the window's position i, and its unigrams.
 struct Kept<N> {
     len: usize,
     found: Vec<Found>,
     prob: Vec<f32>,
     backoff: Vec<f32>,
     node: Vec<N>,
+    /// Each position's unigram: (the walk goes on, its backoff extends, its node).
+    unigrams: Vec<(bool, bool, N)>,
+}
+
+impl<N: Copy + Default> Kept<N> {
+    fn new() -> Self {
+        Kept {
+            len: 0,
+            found: Vec::new(),
+            prob: Vec::new(),
+            backoff: Vec::new(),
+            node: Vec::new(),
+            unigrams: Vec::new(),
+        }
+    }
+
+    /// Nothing looked up for `len` positions of a model of order `order` (memory reused).
+    fn reset(&mut self, len: usize, order: usize) {
+        let n = (order - 1) * len;
+        self.len = len;
+        for v in [&mut self.prob, &mut self.backoff] {
+            v.clear();
+            v.resize(n, 0.0);
+        }
+        self.found.clear();
+        self.found.resize(n, Found::NotLooked);
+        self.node.clear();
+        self.node.resize(n, N::default());
+        self.unigrams.clear();
+    }
+
+    /// Whether the walk at position `i` goes on past order m-1 (stored and not independent
+    /// left).
+    #[inline]
+    fn goes_on(&self, m: usize, i: usize) -> bool {
+        match m {
+            2 => self.unigrams[i].0,
+            _ => matches!(
+                self.found[(m - 3) * self.len + i],
+                Found::Stored { independent: false }
+            ),
+        }
+    }
+
+    /// Whether the (m-1)-gram ending at position i-1 was found and extends, so that the state
+    /// i-1 leaves keeps m-1 words (foreseen at the window's first position).
+    #[inline]
+    fn extends_before(&self, m: usize, i: usize) -> bool {
+        match (i, m) {
+            (0, _) => true,
+            (_, 2) => self.unigrams[i - 1].1,
+            _ => {
+                let at = (m - 3) * self.len + i - 1;
+                matches!(self.found[at], Found::Stored { .. }) && has_extension(self.backoff[at])
+            }
+        }
+    }
+
+    /// The node of order m-1 at position `i`.
+    #[inline]
+    fn node_below(&self, m: usize, i: usize) -> N {
+        match m {
+            2 => self.unigrams[i].2,
+            _ => self.node[(m - 3) * self.len + i],
+        }
+    }
 }
 
 /// A batch's positions: the word at each, and its offset in its sentence (`<s>` is at -1).
@@ -119,7 +185,8 @@ impl<S: Search> Lookups<S::Node> for KeptAt<'_, S> {
     }
 }
 
-/// The lookups of the positions `start..start + len` of `positions`, order after order.
+/// The lookups of the positions `start..start + len` of `positions`, order after order;
+/// `pending` is scratch.
 fn look_up_window<S: Search>(
     model: &KenlmModel<S>,
     positions: &Positions,
@@ -129,73 +196,53 @@ fn look_up_window<S: Search>(
     pending: &mut Vec<(u32, u32, S::Node)>,
 ) {
     let (search, order, bos) = (model.search(), Scorer::order(model), model.bos_id());
-    let above = order - 1;
-    kept.len = len;
-    for v in [&mut kept.prob, &mut kept.backoff] {
-        v.clear();
-        v.resize(above * len, 0.0);
-    }
-    kept.found.clear();
-    kept.found.resize(above * len, Found::NotLooked);
-    kept.node.clear();
-    kept.node.resize(above * len, S::Node::default());
-    // the unigram of each position: (goes on, backoff extends, node)
-    let unigrams: Vec<(bool, bool, S::Node)> = (start..start + len)
-        .map(|p| {
-            let (_, backoff, independent, node) = search.unigram(positions.word[p]);
-            (!independent, has_extension(backoff), node)
-        })
-        .collect();
+    kept.reset(len, order);
+    kept.unigrams.extend((start..start + len).map(|p| {
+        let (_, backoff, independent, node) = search.unigram(positions.word[p]);
+        (!independent, has_extension(backoff), node)
+    }));
     for m in 2..=order {
-        let j = m - 2;
-        // the walk at p goes on to order m where order m-1 is stored and not independent left,
-        // and p's state keeps m-1 context words: its sentence's start (only `<s>`, kept
-        // whatever its backoff), or the (m-1)-gram ending at p-1 extends (foreseen at a
-        // window's first position)
-        let goes_on = |i: usize| match m {
-            2 => unigrams[i].0,
-            _ => matches!(
-                kept.found[(j - 1) * len + i],
-                Found::Stored { independent: false }
-            ),
-        };
-        let extends_before = |i: usize| match (i, m) {
-            (0, _) => true,
-            (_, 2) => unigrams[i - 1].1,
-            _ => {
-                let at = (j - 1) * len + i - 1;
-                matches!(kept.found[at], Found::Stored { .. }) && has_extension(kept.backoff[at])
-            }
-        };
-        let node_below = |i: usize| match m {
-            2 => unigrams[i].2,
-            _ => kept.node[(j - 1) * len + i],
-        };
+        // the walk at p reaches order m where it goes on past m-1 and p's state keeps m-1
+        // context words: at its sentence's start (only `<s>`, kept whatever its backoff), or
+        // where the (m-1)-gram ending at p-1 extends
         pending.clear();
-        for i in 0..len {
+        pending.extend((0..len).filter_map(|i| {
             let p = start + i;
-            if !goes_on(i) || (positions.offset[p] > 0 && !extends_before(i)) {
-                continue;
+            let keeps = positions.offset[p] == 0 || kept.extends_before(m, i);
+            if !kept.goes_on(m, i) || !keeps {
+                return None;
             }
-            if let Some(w) = positions.context_word(p, m, bos) {
-                pending.push((i as u32, w, node_below(i)));
-            }
+            let w = positions.context_word(p, m, bos)?;
+            Some((i as u32, w, kept.node_below(m, i)))
+        }));
+        look_up(search, m, order, pending, kept);
+    }
+}
+
+/// Makes the lookups of order `m` in `pending` (window position, word to the left, node of
+/// order m-1), prefetching [`AHEAD`], and keeps what they find.
+fn look_up<S: Search>(
+    search: &S,
+    m: usize,
+    order: usize,
+    pending: &[(u32, u32, S::Node)],
+    kept: &mut Kept<S::Node>,
+) {
+    let j = m - 2;
+    for (n, &(i, w, mut node)) in pending.iter().enumerate() {
+        if let Some(&(_, ahead_w, ahead_node)) = pending.get(n + AHEAD) {
+            search.prefetch(j, ahead_w, ahead_node);
         }
-        for (n, &(i, w, mut node)) in pending.iter().enumerate() {
-            if let Some(&(_, ahead_w, ahead_node)) = pending.get(n + AHEAD) {
-                search.prefetch(j, ahead_w, ahead_node);
+        let at = j * kept.len + i as usize;
+        kept.found[at] = Found::Missing;
+        if m == order {
+            if let Some(prob) = search.longest(w, node) {
+                // (no longer n-gram exists)
+                (kept.found[at], kept.prob[at]) = (Found::Stored { independent: true }, prob);
             }
-            let at = j * len + i as usize;
-            kept.found[at] = Found::Missing;
-            if m == order {
-                if let Some(prob) = search.longest(w, node) {
-                    // (no longer n-gram exists)
-                    (kept.found[at], kept.prob[at]) = (Found::Stored { independent: true }, prob);
-                }
-            } else if let Some((prob, backoff, independent)) = search.middle(j, w, &mut node) {
-                kept.found[at] = Found::Stored { independent };
-                (kept.prob[at], kept.backoff[at], kept.node[at]) = (prob, backoff, node);
-            }
+        } else if let Some((prob, backoff, independent)) = search.middle(j, w, &mut node) {
+            kept.found[at] = Found::Stored { independent };
+            (kept.prob[at], kept.backoff[at], kept.node[at]) = (prob, backoff, node);
         }
     }
 }
@@ -212,13 +259,7 @@ pub fn score_batch<S: Search>(
 ) {
     let positions = Positions::new(ids, ends, model.eos());
     let total = positions.word.len();
-    let mut kept = Kept {
-        len: 0,
-        found: Vec::new(),
-        prob: Vec::new(),
-        backoff: Vec::new(),
-        node: Vec::new(),
-    };
+    let mut kept = Kept::new();
     let mut pending = Vec::new();
     let mut state: KenlmState = model.sentence_start();
     out.reserve(total);
