@@ -44,16 +44,16 @@ enum Found {
     },
 }
 
-/// The lookups of the orders above the unigram for the positions of one window, at
-/// `(m - 2) * len + i` for order m and the window's position i, and its unigrams.
+/// The lookups of the positions of one window: the unigram of position i at i, and those of
+/// the orders above at `(m - 2) * len + i` for order m.
 struct Kept<N> {
     len: usize,
     found: Vec<Found>,
     prob: Vec<f32>,
     backoff: Vec<f32>,
     node: Vec<N>,
-    /// Each position's unigram: (the walk goes on, its backoff extends, its node).
-    unigrams: Vec<(bool, bool, N)>,
+    /// As [`Search::unigram`] gives them.
+    unigrams: Vec<(f32, f32, bool, N)>,
 }
 
 impl<N: Copy + Default> Kept<N> {
@@ -88,7 +88,7 @@ impl<N: Copy + Default> Kept<N> {
     #[inline]
     fn goes_on(&self, m: usize, i: usize) -> bool {
         match m {
-            2 => self.unigrams[i].0,
+            2 => !self.unigrams[i].2,
             _ => matches!(
                 self.found[(m - 3) * self.len + i],
                 Found::Stored { independent: false }
@@ -102,7 +102,7 @@ impl<N: Copy + Default> Kept<N> {
     fn extends_before(&self, m: usize, i: usize) -> bool {
         match (i, m) {
             (0, _) => true,
-            (_, 2) => self.unigrams[i - 1].1,
+            (_, 2) => has_extension(self.unigrams[i - 1].1),
             _ => {
                 let at = (m - 3) * self.len + i - 1;
                 matches!(self.found[at], Found::Stored { .. }) && has_extension(self.backoff[at])
@@ -114,7 +114,7 @@ impl<N: Copy + Default> Kept<N> {
     #[inline]
     fn node_below(&self, m: usize, i: usize) -> N {
         match m {
-            2 => self.unigrams[i].2,
+            2 => self.unigrams[i].3,
             _ => self.node[(m - 3) * self.len + i],
         }
     }
@@ -160,6 +160,12 @@ struct KeptAt<'a, S: Search> {
 }
 
 impl<S: Search> Lookups<S::Node> for KeptAt<'_, S> {
+    /// The position's unigram, kept (`w` is always the position's word).
+    #[inline]
+    fn unigram(&mut self, _w: u32) -> (f32, f32, bool, S::Node) {
+        self.kept.unigrams[self.i]
+    }
+
     #[inline]
     fn middle(&mut self, j: usize, w: u32, node: &mut S::Node) -> Option<(f32, f32, bool)> {
         let at = j * self.kept.len + self.i;
@@ -197,10 +203,8 @@ fn look_up_window<S: Search>(
 ) {
     let (search, order, bos) = (model.search(), Scorer::order(model), model.bos_id());
     kept.reset(len, order);
-    kept.unigrams.extend((start..start + len).map(|p| {
-        let (_, backoff, independent, node) = search.unigram(positions.word[p]);
-        (!independent, has_extension(backoff), node)
-    }));
+    kept.unigrams
+        .extend((start..start + len).map(|p| search.unigram(positions.word[p])));
     for m in 2..=order {
         // the walk at p reaches order m where it goes on past m-1 and p's state keeps m-1
         // context words: at its sentence's start (only `<s>`, kept whatever its backoff), or

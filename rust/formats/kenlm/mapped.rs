@@ -52,9 +52,11 @@ pub trait Search: Send + Sync + Sized {
     const PREFETCHES: bool = false;
 }
 
-/// Where a scoring step finds the n-grams above the unigram: in the search structure itself, or
-/// among lookups a batch made ahead ([`super::by_order`]).
+/// Where a scoring step finds its n-grams: in the search structure itself, or among lookups a
+/// batch made ahead ([`super::by_order`]).
 pub(super) trait Lookups<N> {
+    /// As [`Search::unigram`].
+    fn unigram(&mut self, w: u32) -> (f32, f32, bool, N);
     /// As [`Search::middle`].
     fn middle(&mut self, j: usize, w: u32, node: &mut N) -> Option<(f32, f32, bool)>;
     /// As [`Search::longest`].
@@ -62,6 +64,10 @@ pub(super) trait Lookups<N> {
 }
 
 impl<S: Search> Lookups<S::Node> for &S {
+    #[inline]
+    fn unigram(&mut self, w: u32) -> (f32, f32, bool, S::Node) {
+        Search::unigram(*self, w)
+    }
     #[inline]
     fn middle(&mut self, j: usize, w: u32, node: &mut S::Node) -> Option<(f32, f32, bool)> {
         Search::middle(*self, j, w, node)
@@ -184,8 +190,8 @@ impl<S: Search> KenlmModel<S> {
         self.bos
     }
 
-    /// KenLM's `FullScore` in log10: (prob, matched length); advances `state`. The n-grams
-    /// above the unigram are found in `lookups`.
+    /// KenLM's `FullScore` in log10: (prob, matched length); advances `state`. The n-grams are
+    /// found in `lookups`.
     #[inline]
     pub(super) fn full_score_log10(
         &self,
@@ -194,7 +200,7 @@ impl<S: Search> KenlmModel<S> {
         w: u32,
     ) -> (f32, usize) {
         let order = self.counts.len();
-        let (mut prob, backoff, mut independent, mut node) = self.search.unigram(w);
+        let (mut prob, backoff, mut independent, mut node) = lookups.unigram(w);
         let mut found = 1;
         state.next[0] = backoff;
         let mut length = usize::from(has_extension(backoff));
@@ -339,13 +345,6 @@ impl<S: Search> Scorer for KenlmModel<S> {
             super::by_order::score_batch(self, ids, ends, out, job);
         } else {
             interleaved::score_batch(self, ids, ends, out, job);
-        }
-    }
-    #[inline]
-    fn prefetch(&self, state: &KenlmState, w: u32) {
-        if S::PREFETCHES && state.length > 0 {
-            let node = self.search.unigram(w).3;
-            self.search.prefetch(0, state.words[0], node);
         }
     }
 }
