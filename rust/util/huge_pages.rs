@@ -27,9 +27,24 @@ const WORTH_IT: usize = 4 << 20;
 /// assert!(v.capacity() >= 1 << 20 && v.iter().all(|&x| x == 7));
 /// ```
 pub fn vec_with_capacity<T>(capacity: usize) -> Vec<T> {
-    let v: Vec<T> = Vec::with_capacity(capacity);
+    try_vec_with_capacity(capacity).expect("memory for a large array")
+}
+
+/// [`vec_with_capacity`], or the error of an allocation that failed (for callers that turn it
+/// into a clear message rather than a panic).
+///
+/// ```
+/// let v: Vec<u64> = fastppl::util::huge_pages::try_vec_with_capacity(1 << 20).unwrap();
+/// assert!(v.is_empty() && v.capacity() >= 1 << 20);
+/// assert!(fastppl::util::huge_pages::try_vec_with_capacity::<u64>(usize::MAX).is_err());
+/// ```
+pub fn try_vec_with_capacity<T>(
+    capacity: usize,
+) -> Result<Vec<T>, std::collections::TryReserveError> {
+    let mut v: Vec<T> = Vec::new();
+    v.try_reserve_exact(capacity)?;
     advise_range(v.as_ptr().cast(), capacity.saturating_mul(size_of::<T>()));
-    v
+    Ok(v)
 }
 
 /// The items of `items` collected on all cores into memory asked for as huge pages (see

@@ -11,7 +11,6 @@
 //! in each run and again while merging.
 
 use std::cmp::Ordering;
-use std::collections::binary_heap::{BinaryHeap, PeekMut};
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 use std::ops::Range;
@@ -23,6 +22,7 @@ use rayon::prelude::*;
 mod run_codec;
 
 use crate::error::{Error, Result};
+use crate::util::huge_pages;
 use crate::util::prefetch::prefetch_ahead;
 use run_codec::FrameReader;
 
@@ -294,6 +294,29 @@ impl RecordReader {
         Ok(Some(&self.block[start..self.pos]))
     }
 
+    /// Reads the next block if every record of this one was handed out (or none was read yet),
+    /// so that [`head`](RecordReader::head) is the next record.
+    fn fill(&mut self) -> Result<()> {
+        if self.pos == self.len {
+            self.refill()?;
+        }
+        Ok(())
+    }
+
+    /// The next record without moving past it (after [`fill`](RecordReader::fill) or
+    /// [`step`](RecordReader::step)); `None` at the end of the file.
+    #[inline]
+    fn head(&self) -> Option<&[u32]> {
+        (self.pos < self.len).then(|| &self.block[self.pos..self.pos + self.layout.width])
+    }
+
+    /// Moves past the [`head`](RecordReader::head) record.
+    #[inline]
+    fn step(&mut self) -> Result<()> {
+        self.pos += self.layout.width;
+        self.fill()
+    }
+
     /// Reads the next record into `record`; false at the end of the file.
     pub fn read_into(&mut self, record: &mut [u32]) -> Result<bool> {
         match self.next_record()? {
@@ -314,15 +337,20 @@ impl Drop for RecordReader {
     }
 }
 
-/// A run being sorted and written in the background: its file and size once done.
-type PendingRun = std::thread::JoinHandle<Result<(PathBuf, usize)>>;
+/// A run being sorted and written in the background: its file, its size and its buffer (emptied)
+/// once done.
+type PendingRun = std::thread::JoinHandle<Result<(PathBuf, usize, Vec<u32>)>>;
 
 /// Sorts records within a memory budget, spilling sorted runs to disk. A full buffer is sorted
-/// and written by a background thread while the next one fills.
+/// and written by a background thread while the next one fills. The two buffers are allocated
+/// once (asking for huge pages) and take turns: fresh memory is slow to touch the first time,
+/// and the sort's gathers read a buffer at random.
 pub struct Sorter<'d> {
     layout: Layout,
     combine: bool,
     buffer: Vec<u32>,
+    /// The buffer of the last run written, empty, for the next run to fill.
+    spare: Vec<u32>,
     capacity: usize,
     dir: &'d WorkDir,
     name: String,
@@ -341,6 +369,7 @@ impl<'d> Sorter<'d> {
             layout,
             combine,
             buffer: Vec::new(),
+            spare: Vec::new(),
             capacity,
             dir,
             name: name.to_string(),
@@ -353,15 +382,8 @@ impl<'d> Sorter<'d> {
     #[inline]
     pub fn push(&mut self, record: &[u32]) -> Result<()> {
         debug_assert_eq!(record.len(), self.layout.width);
-        if self.buffer.is_empty() {
-            let words = self.capacity * self.layout.width;
-            self.buffer.try_reserve_exact(words).map_err(|_| {
-                Error::invalid(format!(
-                    "cannot allocate a sort buffer of {} MiB for the memory budget: give a \
-                     smaller budget (-S / memory=)",
-                    (words * 4) >> 20
-                ))
-            })?;
+        if self.buffer.capacity() == 0 {
+            self.buffer = self.empty_buffer()?;
         }
         self.buffer.extend_from_slice(record);
         if self.buffer.len() == self.capacity * self.layout.width {
@@ -370,11 +392,26 @@ impl<'d> Sorter<'d> {
         Ok(())
     }
 
+    /// The spare buffer, or a new one.
+    fn empty_buffer(&mut self) -> Result<Vec<u32>> {
+        if self.spare.capacity() > 0 {
+            return Ok(std::mem::take(&mut self.spare));
+        }
+        let words = self.capacity * self.layout.width;
+        huge_pages::try_vec_with_capacity(words).map_err(|_| {
+            Error::invalid(format!(
+                "cannot allocate a sort buffer of {} MiB for the memory budget: give a smaller \
+                 budget (-S / memory=)",
+                (words * 4) >> 20
+            ))
+        })
+    }
+
     /// Hands the full buffer to a background thread that sorts it and writes it as a run
     /// (after the previous run is done, so that at most two buffers exist).
     fn spill(&mut self) -> Result<()> {
         self.wait_for_run()?;
-        let buffer = std::mem::take(&mut self.buffer);
+        let mut buffer = std::mem::take(&mut self.buffer);
         let path = self
             .dir
             .file(&format!("{}-run{}", self.name, self.runs.len()));
@@ -392,7 +429,8 @@ impl<'d> Sorter<'d> {
             let bytes = written
                 .and_then(|bytes| out.flush().map(|()| bytes))
                 .map_err(Error::io(&path))?;
-            Ok((path, bytes))
+            buffer.clear();
+            Ok((path, bytes, buffer))
         }));
         Ok(())
     }
@@ -400,9 +438,10 @@ impl<'d> Sorter<'d> {
     /// Waits for the run being written, if any, and records it.
     fn wait_for_run(&mut self) -> Result<()> {
         if let Some(pending) = self.pending.take() {
-            let (path, bytes) = pending
+            let (path, bytes, buffer) = pending
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+            self.spare = buffer;
             self.runs.push(path);
             self.dir.runs.fetch_add(1, Relaxed);
             self.dir.wrote(bytes);
@@ -417,6 +456,7 @@ impl<'d> Sorter<'d> {
             self.spill()?;
         }
         self.wait_for_run()?;
+        self.spare = Vec::new();
         let runs = std::mem::take(&mut self.runs);
         let readers = runs
             .into_iter()
@@ -486,22 +526,24 @@ fn sorted_index(buffer: &[u32], layout: Layout) -> Vec<u32> {
         Some(packed) if packed.bits as usize * layout.key_len + index_bits as usize <= 128 => {
             // each key as a 128-bit integer that compares as the record does, with the record's
             // index in its low bits: the fastest sort (16-byte items)
-            let mut keys: Vec<u128> = buffer
-                .par_chunks_exact(width)
-                .enumerate()
-                .map(|(i, r)| packed.key(r) << index_bits | i as u128)
-                .collect();
+            let mut keys: Vec<u128> = huge_pages::par_collect(
+                buffer
+                    .par_chunks_exact(width)
+                    .enumerate()
+                    .map(|(i, r)| packed.key(r) << index_bits | i as u128),
+            );
             keys.par_sort_unstable();
             let mask = (1u128 << index_bits) - 1;
             keys.into_iter().map(|k| (k & mask) as u32).collect()
         }
         Some(packed) => {
             // the keys as 128-bit integers that compare as the records do: a fast sort
-            let mut keys: Vec<(u128, u32)> = buffer
-                .par_chunks_exact(width)
-                .enumerate()
-                .map(|(i, r)| (packed.key(r), i as u32))
-                .collect();
+            let mut keys: Vec<(u128, u32)> = huge_pages::par_collect(
+                buffer
+                    .par_chunks_exact(width)
+                    .enumerate()
+                    .map(|(i, r)| (packed.key(r), i as u32)),
+            );
             keys.par_sort_unstable_by_key(|&(k, _)| k);
             keys.into_iter().map(|(_, i)| i).collect()
         }
@@ -517,7 +559,7 @@ fn sorted_index(buffer: &[u32], layout: Layout) -> Vec<u32> {
 /// one by adding their counts (the first payload word), as one flat array.
 fn combined_records(buffer: &[u32], index: &[u32], layout: Layout) -> Result<Vec<u32>> {
     let width = layout.width;
-    let mut sorted: Vec<u32> = Vec::with_capacity(buffer.len());
+    let mut sorted: Vec<u32> = huge_pages::vec_with_capacity(buffer.len());
     for (k, &i) in index.iter().enumerate() {
         // the records are read in sorted order, from all over the buffer: fetch ahead
         prefetch_ahead(k, index.len(), |ahead| {
@@ -539,37 +581,6 @@ fn add_count(into: &mut u32, count: u32) -> Result<()> {
         Error::Overflow("an n-gram count exceeds 2^32 - 1 occurrences".to_string())
     })?;
     Ok(())
-}
-
-/// The current record of one merged source.
-struct SourceRecord {
-    record: Vec<u32>,
-    source: usize,
-    layout: Layout,
-}
-
-impl PartialEq for SourceRecord {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
-    }
-}
-
-impl Eq for SourceRecord {}
-
-impl PartialOrd for SourceRecord {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for SourceRecord {
-    // reversed, so that the max-heap pops the smallest key (then the lowest source, for a
-    // deterministic order of equal keys)
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.layout
-            .compare(&other.record, &self.record)
-            .then(other.source.cmp(&self.source))
-    }
 }
 
 /// The records (by index) of a file in prefix order (`layout`) whose first key word lies in
@@ -608,35 +619,88 @@ pub fn first_word_span(path: &Path, layout: Layout, first: Range<u32>) -> Result
     Ok(lower_bound(first.start)?..lower_bound(first.end)?)
 }
 
-/// Sorted records, merged from runs on disk and in memory.
+/// Sorted records, merged from runs on disk: a tournament tree of losers over the sources picks
+/// the smallest head record in one comparison per level, and records are handed out where their
+/// source read them (copied only to add up the counts of equal keys).
 pub struct RecordStream {
     layout: Layout,
     combine: bool,
     sources: Vec<RecordReader>,
-    heap: BinaryHeap<SourceRecord>,
+    /// `tree[0]`: the source of the smallest head; `tree[node]` for `node` in `1..leaves`: the
+    /// loser of the match at that node (leaf `leaves + i` is source `i`; sources past the last
+    /// one, and those at their end, lose every match).
+    tree: Vec<usize>,
+    leaves: usize,
+    /// The source whose head was handed out by the last [`next_record`](RecordStream::next_record),
+    /// to move past before the next one.
+    handed_out: Option<usize>,
     current: Vec<u32>,
 }
 
 impl RecordStream {
     fn new(layout: Layout, combine: bool, mut sources: Vec<RecordReader>) -> Result<Self> {
-        let mut heap = BinaryHeap::with_capacity(sources.len());
-        for (i, source) in sources.iter_mut().enumerate() {
-            let mut record = vec![0; layout.width];
-            if source.read_into(&mut record)? {
-                heap.push(SourceRecord {
-                    record,
-                    source: i,
-                    layout,
-                });
-            }
+        for source in &mut sources {
+            source.fill()?;
         }
-        Ok(RecordStream {
+        let leaves = sources.len().next_power_of_two();
+        let mut stream = RecordStream {
             layout,
             combine,
             sources,
-            heap,
+            tree: vec![0; leaves],
+            leaves,
+            handed_out: None,
             current: vec![0; layout.width],
-        })
+        };
+        if leaves > 1 {
+            stream.tree[0] = stream.play(1);
+        }
+        Ok(stream)
+    }
+
+    /// Plays the matches of the subtree at `node`: records their losers, returns the winner.
+    fn play(&mut self, node: usize) -> usize {
+        if node >= self.leaves {
+            return node - self.leaves;
+        }
+        let (a, b) = (self.play(2 * node), self.play(2 * node + 1));
+        let (winner, loser) = if self.before(b, a) { (b, a) } else { (a, b) };
+        self.tree[node] = loser;
+        winner
+    }
+
+    /// Whether source `a`'s head comes before source `b`'s (equal keys: the lower source first;
+    /// a source at its end, or past the last one, comes after every other).
+    #[inline]
+    fn before(&self, a: usize, b: usize) -> bool {
+        let head = |s: usize| self.sources.get(s).and_then(RecordReader::head);
+        match (head(a), head(b)) {
+            (Some(x), Some(y)) => match self.layout.compare(x, y) {
+                Ordering::Equal => a < b,
+                o => o == Ordering::Less,
+            },
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (None, None) => a < b,
+        }
+    }
+
+    /// Moves source `s` (the winner) past its head and replays its matches up to the root.
+    fn advance(&mut self, s: usize) -> Result<()> {
+        self.sources[s].step()?;
+        let mut winner = s;
+        let leaf = self.leaves + s;
+        let mut node = leaf / 2;
+        while node > 0 {
+            let loser = self.tree[node];
+            if self.before(loser, winner) {
+                self.tree[node] = winner;
+                winner = loser;
+            }
+            node /= 2;
+        }
+        self.tree[0] = winner;
+        Ok(())
     }
 
     /// The merge of sorted files of records (each in `layout`'s order), read in blocks that
@@ -672,39 +736,32 @@ impl RecordStream {
         RecordStream::new(layout, combine, readers)
     }
 
-    /// Moves the smallest head into `current` (or adds its count to it, `into_current` false)
-    /// and refills that source's head in place (one sift instead of a pop and a push).
-    fn take_top(&mut self, into_current: bool) -> Result<()> {
-        let Some(mut top) = self.heap.peek_mut() else {
-            return Ok(());
-        };
-        if into_current {
-            std::mem::swap(&mut self.current, &mut top.record);
-        } else {
-            let k = self.layout.key_len;
-            add_count(&mut self.current[k], top.record[k])?;
-        }
-        if !self.sources[top.source].read_into(&mut top.record)? {
-            PeekMut::pop(top);
-        }
-        Ok(())
-    }
-
     /// The next record in key order, or `None` at the end.
     pub fn next_record(&mut self) -> Result<Option<&[u32]>> {
-        if self.heap.is_empty() {
-            return Ok(None);
+        if let Some(s) = self.handed_out.take() {
+            self.advance(s)?;
         }
-        self.take_top(true)?;
-        if self.combine {
-            while let Some(top) = self.heap.peek() {
-                if self.layout.compare(&top.record, &self.current) != Ordering::Equal {
-                    break;
+        let winner = self.tree[0];
+        let Some(head) = self.sources.get(winner).and_then(RecordReader::head) else {
+            return Ok(None);
+        };
+        if !self.combine {
+            self.handed_out = Some(winner);
+            return Ok(self.sources[winner].head());
+        }
+        self.current.copy_from_slice(head);
+        self.advance(winner)?;
+        let k = self.layout.key_len;
+        loop {
+            let winner = self.tree[0];
+            match self.sources.get(winner).and_then(RecordReader::head) {
+                Some(r) if self.layout.compare(r, &self.current) == Ordering::Equal => {
+                    add_count(&mut self.current[k], r[k])?;
+                    self.advance(winner)?;
                 }
-                self.take_top(false)?;
+                _ => return Ok(Some(&self.current)),
             }
         }
-        Ok(Some(&self.current))
     }
 }
 
