@@ -283,13 +283,11 @@ impl RecordReader {
     /// The next record, or `None` at the end of the file.
     #[inline]
     pub fn next_record(&mut self) -> Result<Option<&[u32]>> {
-        if self.pos == self.len {
-            self.refill()?;
-            if self.len == 0 {
-                return Ok(None);
-            }
-        }
+        self.fill()?;
         let start = self.pos;
+        if start == self.len {
+            return Ok(None);
+        }
         self.pos += self.layout.width;
         Ok(Some(&self.block[start..self.pos]))
     }
@@ -583,6 +581,12 @@ fn add_count(into: &mut u32, count: u32) -> Result<()> {
     Ok(())
 }
 
+/// The head record of source `s` of a merge; `None` for a source at its end or past the last one.
+#[inline]
+fn head_of(sources: &[RecordReader], s: usize) -> Option<&[u32]> {
+    sources.get(s).and_then(RecordReader::head)
+}
+
 /// The records (by index) of a file in prefix order (`layout`) whose first key word lies in
 /// `first`: found by binary search, reading one word per step.
 pub fn first_word_span(path: &Path, layout: Layout, first: Range<u32>) -> Result<Range<u64>> {
@@ -626,11 +630,11 @@ pub struct RecordStream {
     layout: Layout,
     combine: bool,
     sources: Vec<RecordReader>,
-    /// `tree[0]`: the source of the smallest head; `tree[node]` for `node` in `1..leaves`: the
-    /// loser of the match at that node (leaf `leaves + i` is source `i`; sources past the last
-    /// one, and those at their end, lose every match).
+    /// `tree[0]`: the source of the smallest head; `tree[node]` for `node` in `1..leaves`
+    /// (`leaves`: the tree's length, a power of two): the loser of the match at that node (leaf
+    /// `leaves + i` is source `i`; sources past the last one, and those at their end, lose every
+    /// match).
     tree: Vec<usize>,
-    leaves: usize,
     /// The source whose head was handed out by the last [`next_record`](RecordStream::next_record),
     /// to move past before the next one.
     handed_out: Option<usize>,
@@ -648,7 +652,6 @@ impl RecordStream {
             combine,
             sources,
             tree: vec![0; leaves],
-            leaves,
             handed_out: None,
             current: vec![0; layout.width],
         };
@@ -660,8 +663,9 @@ impl RecordStream {
 
     /// Plays the matches of the subtree at `node`: records their losers, returns the winner.
     fn play(&mut self, node: usize) -> usize {
-        if node >= self.leaves {
-            return node - self.leaves;
+        let leaves = self.tree.len();
+        if node >= leaves {
+            return node - leaves;
         }
         let (a, b) = (self.play(2 * node), self.play(2 * node + 1));
         let (winner, loser) = if self.before(b, a) { (b, a) } else { (a, b) };
@@ -673,7 +677,7 @@ impl RecordStream {
     /// a source at its end, or past the last one, comes after every other).
     #[inline]
     fn before(&self, a: usize, b: usize) -> bool {
-        let head = |s: usize| self.sources.get(s).and_then(RecordReader::head);
+        let head = |s| head_of(&self.sources, s);
         match (head(a), head(b)) {
             (Some(x), Some(y)) => match self.layout.compare(x, y) {
                 Ordering::Equal => a < b,
@@ -689,7 +693,7 @@ impl RecordStream {
     fn advance(&mut self, s: usize) -> Result<()> {
         self.sources[s].step()?;
         let mut winner = s;
-        let leaf = self.leaves + s;
+        let leaf = self.tree.len() + s;
         let mut node = leaf / 2;
         while node > 0 {
             let loser = self.tree[node];
@@ -742,19 +746,20 @@ impl RecordStream {
             self.advance(s)?;
         }
         let winner = self.tree[0];
-        let Some(head) = self.sources.get(winner).and_then(RecordReader::head) else {
+        if !self.combine {
+            let head = head_of(&self.sources, winner);
+            self.handed_out = head.is_some().then_some(winner);
+            return Ok(head);
+        }
+        let Some(head) = head_of(&self.sources, winner) else {
             return Ok(None);
         };
-        if !self.combine {
-            self.handed_out = Some(winner);
-            return Ok(self.sources[winner].head());
-        }
         self.current.copy_from_slice(head);
         self.advance(winner)?;
         let k = self.layout.key_len;
         loop {
             let winner = self.tree[0];
-            match self.sources.get(winner).and_then(RecordReader::head) {
+            match head_of(&self.sources, winner) {
                 Some(r) if self.layout.compare(r, &self.current) == Ordering::Equal => {
                     add_count(&mut self.current[k], r[k])?;
                     self.advance(winner)?;
