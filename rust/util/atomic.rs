@@ -121,6 +121,12 @@ impl Write for AtomicFile {
     }
 }
 
+impl std::os::fd::AsRawFd for AtomicFile {
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        self.file.as_raw_fd()
+    }
+}
+
 impl Seek for AtomicFile {
     fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
         self.file.seek(pos)

@@ -7,11 +7,12 @@
 //! Concatenated members/streams are read as one file, as `zcat`, `xzcat` and `bzcat` do.
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
+use std::io::{self, BufRead, BufReader, Read, Write};
 use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::util::atomic::AtomicFile;
+use crate::util::direct_write::DirectWriter;
 
 /// A compression format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,18 +109,24 @@ pub struct Output {
     path: String,
 }
 
+/// Bytes gathered before a write to the file (in whole blocks, past the page cache: see
+/// [`DirectWriter`]).
+const FILE_BUFFER: usize = 4 << 20;
+
+type FileWriter = DirectWriter<AtomicFile>;
+
 enum Sink {
-    Plain(BufWriter<AtomicFile>),
-    Gzip(flate2::write::GzEncoder<BufWriter<AtomicFile>>),
-    Xz(Box<lzma_rust2::XzWriterMt<BufWriter<AtomicFile>>>),
-    Bzip2(bzip2::write::BzEncoder<BufWriter<AtomicFile>>),
+    Plain(FileWriter),
+    Gzip(flate2::write::GzEncoder<FileWriter>),
+    Xz(Box<lzma_rust2::XzWriterMt<FileWriter>>),
+    Bzip2(bzip2::write::BzEncoder<FileWriter>),
 }
 
 impl Output {
     /// Starts replacing `path`, compressing by its extension.
     pub fn create(path: &Path) -> Result<Output> {
         let file = AtomicFile::create(path)?;
-        let buf = BufWriter::with_capacity(1 << 16, file);
+        let buf = DirectWriter::new(file, FILE_BUFFER);
         let inner = match Codec::from_extension(path) {
             Codec::Plain => Sink::Plain(buf),
             Codec::Gzip => Sink::Gzip(flate2::write::GzEncoder::new(
@@ -153,14 +160,13 @@ impl Output {
     pub fn finish(self) -> Result<()> {
         let path = self.path;
         let wrap = Error::io(&path);
-        let mut buf = match self.inner {
+        let buf = match self.inner {
             Sink::Plain(b) => b,
             Sink::Gzip(e) => e.finish().map_err(wrap)?,
             Sink::Xz(e) => e.finish().map_err(wrap)?,
             Sink::Bzip2(e) => e.finish().map_err(wrap)?,
         };
-        buf.flush().map_err(wrap)?;
-        buf.into_inner().map_err(|e| wrap(e.into_error()))?.commit()
+        buf.into_inner().map_err(wrap)?.commit()
     }
 
     /// The path, for error messages.
