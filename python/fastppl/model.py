@@ -402,10 +402,10 @@ class NGramModel:
         setting), fastppl asks for them: always for a model read into memory (``mmap=False``,
         and models built by :meth:`fit` or :meth:`from_arpa`), and for a mapped file when its
         pages are read from disk (not when they are already cached in small pages). On a
-        5-gram of 119 M n-grams that made scoring on one core markedly faster (README,
-        "Performance"); reading the file then takes longer, so ``mmap=False`` pays off for
-        long scoring runs in one process, and the default suits many short-lived processes
-        sharing one file.
+        5-gram of 119 M n-grams that made scoring on one core markedly faster
+        (``benches/MEASUREMENTS.md``, "Huge pages"); reading the file then takes longer, so
+        ``mmap=False`` pays off for long scoring runs in one process, and the default suits
+        many short-lived processes sharing one file.
 
         Args:
             path: a file written by :meth:`save`.

@@ -9,7 +9,8 @@
 //! m-1 are known, the lookups of order m for all positions of the batch are independent. A pass
 //! sorts them by home slot and prefetches [`AHEAD`] keys ahead, so that the table is read front
 //! to back with as many misses in flight as the core allows. On lmplz's Gutenberg 5-gram this
-//! scores about 1.35x faster per core than interleaved sentences (README, "Performance").
+//! scores about 1.35x faster per core than interleaved sentences (`benches/MEASUREMENTS.md`,
+//! "What bounds 5-gram scoring").
 //!
 //! The pass of order m looks up position p only where [`Model::score_full`] would: when p's
 //! longest match so far has order m-1 (the token-by-token loop stops at the first miss) and its

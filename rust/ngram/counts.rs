@@ -46,7 +46,7 @@ pub struct OrderCounts {
 impl OrderCounts {
     fn with_capacity(capacity: usize) -> Self {
         OrderCounts {
-            // not in huge pages: measured no faster (README, "Huge pages")
+            // not in huge pages: measured no faster (benches/MEASUREMENTS.md, "Huge pages")
             slots: (0..capacity)
                 .into_par_iter()
                 .map(|_| CountSlot {

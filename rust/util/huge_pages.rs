@@ -6,7 +6,7 @@
 //! `MADV_HUGEPAGE` before it is first touched gets 2 MiB pages; for a file mapping the kernel
 //! then reads the file into huge page-cache folios and maps them whole (when the file is not
 //! already cached in small pieces). On the Gutenberg 5-gram this made scoring about 1.35x faster
-//! on one core (`benches/`; README "Performance").
+//! on one core (`benches/MEASUREMENTS.md`, "Huge pages").
 //!
 //! The advice is only a hint: where the kernel has no huge pages, or refuses the advice, memory
 //! behaves as before and nothing else changes. On other systems the functions do nothing.
