@@ -57,44 +57,35 @@ impl<F: Write + std::os::fd::AsRawFd> DirectWriter<F> {
 
     /// Writes the filled part of the buffer: its whole blocks directly, and a partial last block
     /// (only at a flush) through the page cache, after which the file stays cached (its offset
-    /// is no longer aligned).
+    /// is no longer aligned). After an error the file is to be abandoned (as the atomic output
+    /// that owns it is).
     fn write_buffer(&mut self) -> io::Result<()> {
         let len = self.len;
         let whole = if self.direct { len / ALIGN * ALIGN } else { 0 };
-        if whole > 0 {
-            let result = {
+        let mut done = 0;
+        while done < whole {
+            let written = {
                 let (file, blocks) = (&mut self.file, &self.blocks);
-                file.write_all(&bytemuck::cast_slice(blocks)[..whole])
+                file.write(&bytemuck::cast_slice(blocks)[done..whole])
             };
-            match result {
-                Ok(()) => {}
-                // refused late (some file systems accept the flag but not the write): the
-                // bytes not written go through the cache; a partial direct write moved the
-                // offset by whole blocks only, so nothing is lost or written twice
-                Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
-                    self.direct = false;
-                    set_direct(&self.file, false);
-                    return self.write_cached(0);
-                }
+            match written {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => done += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                // refused (some file systems take the flag but not the write, and a partial
+                // write leaves an unaligned offset): the rest goes through the cache
+                Err(e) if e.raw_os_error() == Some(libc::EINVAL) => break,
                 Err(e) => return Err(e),
             }
         }
-        if whole < len {
+        if done < len {
             if self.direct {
                 self.direct = false;
                 set_direct(&self.file, false);
             }
-            self.write_cached(whole)?;
+            let (file, blocks) = (&mut self.file, &self.blocks);
+            file.write_all(&bytemuck::cast_slice(blocks)[done..len])?;
         }
-        self.len = 0;
-        Ok(())
-    }
-
-    /// Writes `buffer[from..len]` through the page cache.
-    fn write_cached(&mut self, from: usize) -> io::Result<()> {
-        let len = self.len;
-        let (file, blocks) = (&mut self.file, &self.blocks);
-        file.write_all(&bytemuck::cast_slice(blocks)[from..len])?;
         self.len = 0;
         Ok(())
     }
@@ -219,44 +210,62 @@ mod tests {
         std::fs::remove_file(&p).unwrap();
     }
 
-    /// A file on a file system that accepts the `O_DIRECT` flag but refuses direct writes.
-    struct RefusesDirectWrites(std::fs::File);
+    /// A file on a file system that takes the `O_DIRECT` flag but refuses direct writes at an
+    /// unaligned offset (as every one does), and either every direct write (`short`: false) or
+    /// none but writes only 1000 bytes of each (`short`: true). The flag is read from a real
+    /// file's descriptor; the bytes land in `data`.
+    struct PickyFile {
+        flags_of: std::fs::File,
+        data: Vec<u8>,
+        short: bool,
+    }
 
-    impl Write for RefusesDirectWrites {
-        fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+    impl Write for PickyFile {
+        fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
             // SAFETY: F_GETFL on a descriptor this test owns reads its flags only.
-            let flags = unsafe { libc::fcntl(self.0.as_raw_fd(), libc::F_GETFL) };
-            if flags & libc::O_DIRECT != 0 {
+            let flags = unsafe { libc::fcntl(self.flags_of.as_raw_fd(), libc::F_GETFL) };
+            let n = if flags & libc::O_DIRECT == 0 {
+                bytes.len()
+            } else if self.short && self.data.len() % ALIGN == 0 {
+                bytes.len().min(1000)
+            } else {
                 return Err(io::Error::from_raw_os_error(libc::EINVAL));
-            }
-            self.0.write(data)
+            };
+            self.data.extend_from_slice(&bytes[..n]);
+            Ok(n)
         }
 
         fn flush(&mut self) -> io::Result<()> {
-            self.0.flush()
+            Ok(())
         }
     }
 
-    impl AsRawFd for RefusesDirectWrites {
+    impl AsRawFd for PickyFile {
         fn as_raw_fd(&self) -> std::os::fd::RawFd {
-            self.0.as_raw_fd()
+            self.flags_of.as_raw_fd()
         }
     }
 
     #[test]
     #[cfg(target_os = "linux")]
-    fn a_refused_direct_write_goes_through_the_cache() {
+    fn refused_and_partial_direct_writes_go_on_through_the_cache() {
         let data = bytes(7 * ALIGN + 5);
-        let p = path("refused");
-        let file = RefusesDirectWrites(std::fs::File::create(&p).unwrap());
-        let mut w = DirectWriter::new(file, 2 * ALIGN);
-        // where the temporary directory's file system takes the flag (ext4, xfs, recent
-        // tmpfs), the first whole block is refused and the writer turns direct I/O off
-        let direct_at_first = w.is_direct();
-        w.write_all(&data).unwrap();
-        assert!(!w.is_direct(), "direct at first: {direct_at_first}");
-        drop(w.into_inner().unwrap());
-        assert_eq!(std::fs::read(&p).unwrap(), data);
-        std::fs::remove_file(&p).unwrap();
+        for short in [false, true] {
+            let p = path(&format!("picky-{short}"));
+            let file = PickyFile {
+                flags_of: std::fs::File::create(&p).unwrap(),
+                data: Vec::new(),
+                short,
+            };
+            let mut w = DirectWriter::new(file, 2 * ALIGN);
+            // where the temporary directory's file system takes the flag (ext4, xfs, recent
+            // tmpfs), the first whole blocks are refused or cut short, and the writer turns
+            // direct I/O off
+            let direct_at_first = w.is_direct();
+            w.write_all(&data).unwrap();
+            assert!(!w.is_direct(), "direct at first: {direct_at_first}");
+            assert_eq!(w.into_inner().unwrap().data, data, "short: {short}");
+            std::fs::remove_file(&p).unwrap();
+        }
     }
 }
