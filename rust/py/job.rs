@@ -5,7 +5,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc::{channel, RecvTimeoutError};
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
@@ -26,6 +26,26 @@ pub fn run<T: Send>(
     progress: Option<&Bound<'_, PyAny>>,
     work: impl FnOnce(&Job) -> Result<T> + Send,
 ) -> PyResult<T> {
+    run_streaming(py, progress, |job, _| work(job), |()| Ok(()))
+}
+
+/// What the work thread of [`run_streaming`] sends the calling thread.
+enum Message<T, P> {
+    /// A part of the result, for `consume`.
+    Part(P),
+    /// The work's end.
+    Done(std::thread::Result<Result<T>>),
+}
+
+/// [`run`] for work that makes its result in parts: each part the work hands to its second
+/// argument is given to `consume` on the calling thread (with the GIL: building Python objects)
+/// while the work goes on. An error from `consume` cancels the work and is raised.
+pub fn run_streaming<T: Send, P: Send>(
+    py: Python<'_>,
+    progress: Option<&Bound<'_, PyAny>>,
+    work: impl FnOnce(&Job, &mut (dyn FnMut(P) + Send)) -> Result<T> + Send,
+    mut consume: impl FnMut(P) -> PyResult<()>,
+) -> PyResult<T> {
     let job = Job::none();
     let (sender, receiver) = channel();
     // (a Receiver is not Sync; the Mutex lets the GIL-free closures below borrow it)
@@ -39,24 +59,42 @@ pub fn run<T: Send>(
             None => receiver.recv().map_err(|_| RecvTimeoutError::Disconnected),
         }
     };
+    // cancels the job and waits for the work to stop (it must not outlive the data it
+    // borrows), dropping the parts it still sends
+    let stop = |raised: PyErr| {
+        job.cancel();
+        py.detach(|| while let Ok(Message::Part(_)) = wait(None) {});
+        Err(raised)
+    };
     std::thread::scope(|scope| {
         let job = &job;
         scope.spawn(move || {
+            let mut send_part = |part| {
+                // (the receiver is gone only once the calling thread returned, after Done)
+                let _ = sender.send(Message::Part(part));
+            };
             // a panic is a bug; catch it so that it becomes an exception, not an abort
-            let _ = sender.send(catch_unwind(AssertUnwindSafe(|| work(job))));
+            let outcome = catch_unwind(AssertUnwindSafe(|| work(job, &mut send_part)));
+            let _ = sender.send(Message::Done(outcome));
         });
+        let mut checked = Instant::now();
         loop {
-            let outcome = match py.detach(|| wait(Some(POLL))) {
-                Ok(outcome) => outcome,
-                Err(RecvTimeoutError::Timeout) => {
-                    if let Err(raised) = py.check_signals().and_then(|()| report(progress, job)) {
-                        job.cancel();
-                        // wait for the work to stop: it must not outlive the data it borrows
-                        let _ = py.detach(|| wait(None));
-                        return Err(raised);
+            let message = py.detach(|| wait(Some(POLL)));
+            if !matches!(message, Ok(Message::Done(_))) && checked.elapsed() >= POLL {
+                checked = Instant::now();
+                if let Err(raised) = py.check_signals().and_then(|()| report(progress, job)) {
+                    return stop(raised);
+                }
+            }
+            let outcome = match message {
+                Ok(Message::Part(part)) => {
+                    if let Err(raised) = consume(part) {
+                        return stop(raised);
                     }
                     continue;
                 }
+                Ok(Message::Done(outcome)) => outcome,
+                Err(RecvTimeoutError::Timeout) => continue,
                 Err(RecvTimeoutError::Disconnected) => {
                     return Err(PyRuntimeError::new_err(
                         "internal error: the work thread vanished",
@@ -86,11 +124,27 @@ pub fn run_unless_small<T: Send>(
     progress: Option<&Bound<'_, PyAny>>,
     work: impl FnOnce(&Job) -> Result<T> + Send,
 ) -> PyResult<T> {
-    if small && progress.is_none() {
-        py.detach(|| work(&Job::none())).map_err(to_pyerr)
-    } else {
-        run(py, progress, work)
+    run_streaming_unless_small(py, small, progress, |job, _| work(job), |()| Ok(()))
+}
+
+/// [`run_streaming`], or for `small` work with no progress callback the work on this thread
+/// with the GIL released (see [`run_unless_small`]), then `consume` on each of its parts.
+pub fn run_streaming_unless_small<T: Send, P: Send>(
+    py: Python<'_>,
+    small: bool,
+    progress: Option<&Bound<'_, PyAny>>,
+    work: impl FnOnce(&Job, &mut (dyn FnMut(P) + Send)) -> Result<T> + Send,
+    mut consume: impl FnMut(P) -> PyResult<()>,
+) -> PyResult<T> {
+    if !small || progress.is_some() {
+        return run_streaming(py, progress, work, consume);
     }
+    let mut parts = Vec::new();
+    let result = py
+        .detach(|| work(&Job::none(), &mut |part| parts.push(part)))
+        .map_err(to_pyerr)?;
+    parts.into_iter().try_for_each(&mut consume)?;
+    Ok(result)
 }
 
 /// Text bytes below which tokenizing is `small` for [`run_unless_small`] (well under a second).

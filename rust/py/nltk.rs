@@ -2,7 +2,6 @@
 
 use std::path::PathBuf;
 
-use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 
@@ -40,7 +39,9 @@ impl PyPunktModel {
 }
 
 /// NLTK's `word_tokenize(text)` with `punkt`'s language, or `preserve_line=True` when `punkt`
-/// is None, as a list (see [`token_list`]).
+/// is None, as a list. The list is filled on this thread while the text is tokenized on the
+/// others, batch after batch; each type of the text (distinct token) becomes one Python `str`,
+/// which the list holds as often as the token occurs.
 #[pyfunction]
 #[pyo3(signature = (text, punkt=None, progress=None))]
 pub fn nltk_word_tokenize<'py>(
@@ -51,35 +52,21 @@ pub fn nltk_word_tokenize<'py>(
 ) -> PyResult<Bound<'py, PyList>> {
     let punkt = punkt.map(|p| &p.get().inner);
     let small = text.len() < job::SMALL_TEXT;
-    let tokens = job::run_unless_small(py, small, progress.as_ref(), |job| {
-        nltk::word_tokenize(punkt, text, job)
-    })?;
-    token_list(py, &tokens)
-}
-
-/// The list of `tokens`: each type of the text (distinct token) becomes one Python `str`, which
-/// the list holds as often as the token occurs; the list is filled in place, with no list of
-/// references in between.
-fn token_list<'py>(py: Python<'py>, tokens: &nltk::Tokens) -> PyResult<Bound<'py, PyList>> {
-    let len = ffi::Py_ssize_t::try_from(tokens.len()).expect("fewer tokens than isize::MAX");
-    // SAFETY: `PyList_New` gives a new reference to a list of `len` empty slots, or NULL with an
-    // exception set, which `from_owned_ptr_or_err` raises.
-    let list = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyList_New(len))? };
-    let strings: Vec<Bound<'py, PyString>> = tokens.types().map(|t| PyString::new(py, t)).collect();
-    let mut slot: ffi::Py_ssize_t = 0;
-    for (text_types, batch) in tokens.batches() {
-        for &t in batch {
-            let string = strings[text_types[t as usize] as usize].clone();
-            // SAFETY: `list` is a list of `len` slots, the number of tokens of all batches, so
-            // `slot < len`; each slot is set once, while empty, and takes over the reference
-            // `into_ptr` gives (a valid `str`).
-            unsafe { ffi::PyList_SetItem(list.as_ptr(), slot, string.into_ptr()) };
-            slot += 1;
-        }
-    }
-    assert_eq!(slot, len, "every slot of the list set");
-    // SAFETY: `PyList_New` made a list.
-    Ok(unsafe { list.cast_into_unchecked() })
+    let list = PyList::empty(py);
+    let mut types: Vec<Bound<'py, PyString>> = Vec::new();
+    job::run_streaming_unless_small(
+        py,
+        small,
+        progress.as_ref(),
+        |job, emit| nltk::word_tokenize(punkt, text, job, emit),
+        |batch: nltk::TokenBatch| {
+            types.extend(batch.new_types().map(|t| PyString::new(py, t)));
+            batch
+                .tokens()
+                .try_for_each(|t| list.append(&types[t as usize]))
+        },
+    )?;
+    Ok(list)
 }
 
 /// The word rule named `words` (`"nltk"` or `"whitespace"`).

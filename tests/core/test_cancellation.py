@@ -85,6 +85,10 @@ CHILD = textwrap.dedent(
         elif call == "tokenize":
             text = open(corpus_path).read().replace(" w1 ", " w1. ") * 3
             Corpus.from_text(text, tokenizer="nltk", sentences="punkt", progress=progress)
+        elif call == "word_tokenize":  # the list is filled while the text is tokenized
+            from fastppl.tokenize import punkt_model
+            text = open(corpus_path).read().replace(" w1 ", " w1. ") * 3
+            fastppl._core.nltk_word_tokenize(text, punkt_model("english"), progress)
         elif call == "train_arpa":
             train_arpa(corpus(), out, order=5, memory="32M", temp_dir=work,
                        discount_fallback=True, progress=progress)
@@ -106,6 +110,7 @@ CASES = [
     ("reading ARPA", "from_arpa"),
     ("scoring", "evaluate"),
     ("tokenizing", "tokenize"),
+    ("tokenizing", "word_tokenize"),
     ("counting n-grams", "train_arpa"),
     ("adjusting counts", "train_arpa"),
     ("interpolating and writing ARPA", "train_arpa"),

@@ -45,11 +45,6 @@ impl Batch {
         self.types.len()
     }
 
-    /// Number of tokens.
-    pub fn num_tokens(&self) -> usize {
-        self.tokens.len()
-    }
-
     /// The tokens of all pieces, as types.
     pub fn tokens(&self) -> &[u32] {
         &self.tokens

@@ -1,6 +1,6 @@
 //! NLTK's `word_tokenize` and `sent_tokenize` (NLTK 3.10.4), ported rule for rule so that the
 //! tokens and sentences are NLTK's own; checked token for token against NLTK by
-//! `tests/test_nltk_native.py`.
+//! `tests/parity/test_nltk_native.py`.
 //!
 //! - [`params`]: Punkt parameters from NLTK's `punkt_tab/<language>/` files;
 //! - [`punkt`]: `PunktSentenceTokenizer` at inference (sentence spans);
@@ -16,6 +16,8 @@
 //! each sentence on its own. Each batch keeps its distinct tokens once and its tokens as
 //! indices of them; batches are consumed in order (the corpus's vocabulary then sees each type
 //! of a batch once, not each token), a window at a time, so memory follows the output.
+//! [`word_tokenize`] hands each batch over as soon as the batches before it are, so that its
+//! caller (the Python list of tokens) works on it while the next ones are tokenized.
 
 mod batch;
 pub mod chars;
@@ -23,14 +25,12 @@ pub mod params;
 pub mod punkt;
 pub mod word;
 
-use std::hash::BuildHasher;
-
-use hashbrown::{DefaultHashBuilder, HashTable};
 use rayon::prelude::*;
 
 use super::vocab::{BOS, EOS};
 use super::{is_terminator, Corpus};
 use crate::error::Result;
+use crate::util::interner::Interner;
 use crate::util::job::Job;
 use batch::Batch;
 pub use params::PunktParams;
@@ -83,113 +83,76 @@ pub fn sent_tokenize<'a>(punkt: &Punkt, text: &'a str) -> Vec<&'a str> {
         .collect()
 }
 
-/// The tokens of a text, by batches of consecutive sentences, with the text's distinct tokens
-/// (its types) found once: a caller converts each type once, not each token.
-#[derive(Default)]
-pub struct Tokens {
-    batches: Vec<Batch>,
-    /// For each batch, the text's type of each of the batch's types.
-    text_types: Vec<Vec<u32>>,
-    /// Each type of the text, in order of first occurrence: (batch, type of the batch).
-    types: Vec<(u32, u32)>,
-    /// The text's types by the hash of their spelling.
-    index: HashTable<u32>,
-    hasher: DefaultHashBuilder,
+/// The tokens of a batch of consecutive sentences, as [`word_tokenize`] hands them over (in text
+/// order): each token as a type of the text (its distinct tokens, numbered in order of first
+/// occurrence), and the spellings of the types first met in this batch. A caller converts each
+/// type once, not each token.
+pub struct TokenBatch {
+    batch: Batch,
+    /// For each type of the batch, the text's type.
+    text_types: Vec<u32>,
+    /// The first text type this batch introduced (the number of types before it).
+    first_new: u32,
 }
 
-impl Tokens {
-    /// The tokens in order.
-    pub fn iter(&self) -> impl Iterator<Item = &str> {
-        self.batches.iter().flat_map(|b| {
-            b.pieces()
-                .flat_map(|(tokens, _)| tokens.iter().map(|&t| b.spelling(t)))
-        })
+impl TokenBatch {
+    /// The spellings of the text's types first met in this batch, in order of their ids (which
+    /// follow those of the batches before).
+    pub fn new_types(&self) -> impl Iterator<Item = &str> {
+        (0..self.batch.num_types() as u32)
+            .filter(|&t| self.text_types[t as usize] >= self.first_new)
+            .map(|t| self.batch.spelling(t))
     }
 
-    /// The number of tokens.
-    pub fn len(&self) -> usize {
-        self.batches.iter().map(Batch::num_tokens).sum()
-    }
-
-    /// Whether there are no tokens.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// The text's types (its distinct tokens), in order of first occurrence.
-    pub fn types(&self) -> impl ExactSizeIterator<Item = &str> {
-        self.types
+    /// Each token, as a type of the text.
+    pub fn tokens(&self) -> impl ExactSizeIterator<Item = u32> + '_ {
+        self.batch
+            .tokens()
             .iter()
-            .map(|&(b, t)| self.batches[b as usize].spelling(t))
+            .map(|&t| self.text_types[t as usize])
     }
+}
 
-    /// The tokens, by batches in order: for each batch, the text's type of each type of the
-    /// batch, and the batch's tokens (as types of the batch).
-    pub fn batches(&self) -> impl Iterator<Item = (&[u32], &[u32])> {
-        self.text_types
-            .iter()
-            .zip(&self.batches)
-            .map(|(types, b)| (types.as_slice(), b.tokens()))
-    }
+/// The text's types met so far (spellings copied, so that each batch can go once handed over).
+#[derive(Default)]
+struct TextTypes(Interner);
 
-    /// The text's type spelled `spelling`, if any (`hash` its hash).
-    fn find(&self, hash: u64, spelling: &str) -> Option<u32> {
-        self.index
-            .find(hash, |&i| {
-                let (b, t) = self.types[i as usize];
-                self.batches[b as usize].spelling(t) == spelling
-            })
-            .copied()
-    }
-
+impl TextTypes {
     /// For each type of `batch`: the text's type, or [`UNSET`] when it is not one yet (looked up
     /// on the worker threads, against the batches before `batch`'s window).
     fn known(&self, batch: &Batch) -> Vec<u32> {
         (0..batch.num_types() as u32)
-            .map(|t| {
-                let spelling = batch.spelling(t);
-                self.find(self.hasher.hash_one(spelling), spelling)
-                    .unwrap_or(UNSET)
-            })
+            .map(|t| self.0.get(batch.spelling(t)).unwrap_or(UNSET))
             .collect()
     }
 
-    /// Appends `batch`, whose types `known` looked up: those still unknown become types of the
-    /// text (one may have been added by an earlier batch of the same window).
-    fn push(&mut self, batch: Batch, mut text_types: Vec<u32>) {
-        let b = u32::try_from(self.batches.len()).expect("fewer than 2^32 batches");
-        self.batches.push(batch);
+    /// `batch`, whose types `known` looked up, with those still unknown made types of the text
+    /// (one may have been added by an earlier batch of the same window).
+    fn push(&mut self, batch: Batch, mut text_types: Vec<u32>) -> TokenBatch {
+        let first_new = u32::try_from(self.0.len()).expect("fewer than 2^32 types");
         for (t, id) in text_types.iter_mut().enumerate() {
-            if *id != UNSET {
-                continue;
+            if *id == UNSET {
+                *id = self.0.intern(batch.spelling(t as u32));
             }
-            let spelling = self.batches[b as usize].spelling(t as u32);
-            let hash = self.hasher.hash_one(spelling);
-            if let Some(found) = self.find(hash, spelling) {
-                *id = found;
-                continue;
-            }
-            *id = u32::try_from(self.types.len()).expect("fewer than 2^32 types");
-            self.types.push((b, t as u32));
-            let Tokens {
-                batches,
-                types,
-                index,
-                hasher,
-                ..
-            } = self;
-            index.insert_unique(hash, *id, |&i| {
-                let (b, t) = types[i as usize];
-                hasher.hash_one(batches[b as usize].spelling(t))
-            });
         }
-        self.text_types.push(text_types);
+        TokenBatch {
+            batch,
+            text_types,
+            first_new,
+        }
     }
 }
 
 /// `word_tokenize(text, preserve_line=punkt.is_none())`: Punkt sentences (unless `punkt` is
-/// None), then `NLTKWordTokenizer` on each; `job` can cancel it.
-pub fn word_tokenize(punkt: Option<&Punkt>, text: &str, job: &Job) -> Result<Tokens> {
+/// None), then `NLTKWordTokenizer` on each, handed to `emit` by batches of sentences in text
+/// order as they are ready (so that a caller converts one batch while the next are tokenized);
+/// `job` can cancel it.
+pub fn word_tokenize(
+    punkt: Option<&Punkt>,
+    text: &str,
+    job: &Job,
+    emit: &mut (dyn FnMut(TokenBatch) + Send),
+) -> Result<()> {
     job.stage("splitting sentences", text.len() as u64)?;
     let pieces = match punkt {
         Some(p) => sent_tokenize(p, text)
@@ -199,16 +162,14 @@ pub fn word_tokenize(punkt: Option<&Punkt>, text: &str, job: &Job) -> Result<Tok
         None => vec![(text, true)],
     };
     job.stage("tokenizing", text.len() as u64)?;
-    let mut tokens = Tokens::default();
     for_each_batch(
         &pieces,
         WordRule::Nltk,
         job,
-        &mut tokens,
-        Tokens::known,
-        Tokens::push,
-    )?;
-    Ok(tokens)
+        &mut TextTypes::default(),
+        TextTypes::known,
+        |types, batch, text_types| emit(types.push(batch, text_types)),
+    )
 }
 
 /// The pieces the word rule is applied to, each with "ends a group" (a corpus sentence for
@@ -463,7 +424,8 @@ mod tests {
         let batches = 4 * rayon::current_num_threads().max(1) + 2;
         let text = sentence.repeat(batches * MIN_BATCH_BYTES / sentence.len());
         let punkt = english();
-        let tokens = word_tokenize(Some(&punkt), &text, &Job::none()).unwrap();
+        let mut batches = Vec::new();
+        word_tokenize(Some(&punkt), &text, &Job::none(), &mut |b| batches.push(b)).unwrap();
         let expected: Vec<String> = sent_tokenize(&punkt, &text)
             .into_iter()
             .flat_map(|s| {
@@ -472,11 +434,9 @@ mod tests {
                 out
             })
             .collect();
-        assert!(tokens.batches().count() > 4 * rayon::current_num_threads().max(1));
-        assert_eq!(tokens.iter().collect::<Vec<_>>(), expected);
-        assert_eq!(tokens.len(), expected.len());
-        // the types: distinct, in order of first occurrence
-        let types: Vec<&str> = tokens.types().collect();
+        assert!(batches.len() > 4 * rayon::current_num_threads().max(1));
+        // the types, batch after batch: distinct, in order of first occurrence
+        let types: Vec<&str> = batches.iter().flat_map(TokenBatch::new_types).collect();
         let mut first = Vec::new();
         for t in &expected {
             if !first.contains(&t.as_str()) {
@@ -484,10 +444,10 @@ mod tests {
             }
         }
         assert_eq!(types, first);
-        // the batches, read through the text's types, are the tokens
-        let read: Vec<&str> = tokens
-            .batches()
-            .flat_map(|(text_types, batch)| batch.iter().map(|&t| text_types[t as usize]))
+        // the batches' tokens, read through the text's types, are the tokens
+        let read: Vec<&str> = batches
+            .iter()
+            .flat_map(TokenBatch::tokens)
             .map(|id| types[id as usize])
             .collect();
         assert_eq!(read, expected);

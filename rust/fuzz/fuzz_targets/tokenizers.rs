@@ -27,8 +27,14 @@ fuzz_target!(|data: &[u8]| {
     };
     let job = Job::none();
     for p in [Some(punkt()), None] {
-        let tokens = word_tokenize(p, text, &job).expect("no cancellation here");
-        assert!(tokens.iter().all(|t| !t.is_empty()), "an empty token");
+        let mut batches = Vec::new();
+        word_tokenize(p, text, &job, &mut |b| batches.push(b)).expect("no cancellation here");
+        let types: Vec<&str> = batches.iter().flat_map(|b| b.new_types()).collect();
+        assert!(types.iter().all(|t| !t.is_empty()), "an empty token");
+        assert!(
+            batches.iter().flat_map(|b| b.tokens()).all(|t| (t as usize) < types.len()),
+            "a token of no type"
+        );
     }
     for grouping in [
         Grouping::Punkt,
