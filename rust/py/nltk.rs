@@ -27,14 +27,10 @@ impl PyPunktModel {
         })
     }
 
-    /// NLTK's `sent_tokenize(text)`.
-    fn sent_tokenize(&self, py: Python<'_>, text: &str) -> Vec<String> {
-        py.detach(|| {
-            nltk::sent_tokenize(&self.inner, text)
-                .into_iter()
-                .map(str::to_string)
-                .collect()
-        })
+    /// NLTK's `sent_tokenize(text)`: each sentence becomes a `str` straight from the text.
+    fn sent_tokenize<'py>(&self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
+        let sentences = py.detach(|| nltk::sent_tokenize(&self.inner, text));
+        PyList::new(py, sentences)
     }
 }
 
