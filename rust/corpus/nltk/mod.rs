@@ -114,10 +114,17 @@ impl TokenBatch {
 }
 
 /// The text's types met so far (spellings copied, so that each batch can go once handed over).
-#[derive(Default)]
 struct TextTypes(Interner);
 
 impl TextTypes {
+    /// Room for the types of `text_bytes` bytes of text, about: a type per 64 bytes (Machado
+    /// has one per 90), up to 2^16 (the types of larger texts grow more slowly: one per 310
+    /// bytes on a 64 MB Gutenberg shard), so that the index is seldom rebuilt as it grows.
+    fn for_text(text_bytes: usize) -> Self {
+        let types = (text_bytes / 64).min(1 << 16);
+        TextTypes(Interner::with_capacity(types, 8 * types))
+    }
+
     /// For each type of `batch`: the text's type, or [`UNSET`] when it is not one yet (looked up
     /// on the worker threads, against the batches before `batch`'s window).
     fn known(&self, batch: &Batch) -> Vec<u32> {
@@ -166,7 +173,7 @@ pub fn word_tokenize(
         &pieces,
         WordRule::Nltk,
         job,
-        &mut TextTypes::default(),
+        &mut TextTypes::for_text(text.len()),
         TextTypes::known,
         |types, batch, text_types| emit(types.push(batch, text_types)),
     )
