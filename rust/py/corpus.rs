@@ -2,7 +2,7 @@
 
 use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
-use pyo3::types::PyString;
+use pyo3::types::{PyList, PyString};
 
 use super::errors::{to_pyerr, type_error};
 use super::nltk::PyPunktModel;
@@ -282,17 +282,28 @@ impl PyCorpus {
         .into_pyarray(py)
     }
 
-    /// The tokens of sentences `start..stop` as lists of str.
-    fn sentences(&self, start: usize, stop: usize) -> Vec<Vec<String>> {
+    /// The tokens of sentences `start..stop` as lists of str; each word of the range is made
+    /// one `str`, which the lists share.
+    fn sentences<'py>(
+        &self,
+        py: Python<'py>,
+        start: usize,
+        stop: usize,
+    ) -> PyResult<Bound<'py, PyList>> {
         self.with(|c| {
-            (start.min(c.num_sentences())..stop.min(c.num_sentences()))
-                .map(|s| {
-                    c.sentence(s)
-                        .iter()
-                        .map(|&id| c.vocab().word(id).to_string())
-                        .collect()
-                })
-                .collect()
+            let mut words: hashbrown::HashMap<u32, Bound<'py, PyString>> =
+                hashbrown::HashMap::new();
+            let mut word = |id: u32| {
+                words
+                    .entry(id)
+                    .or_insert_with(|| PyString::new(py, c.vocab().word(id)))
+                    .clone()
+            };
+            let range = start.min(c.num_sentences())..stop.min(c.num_sentences());
+            let sentences = range
+                .map(|s| PyList::new(py, c.sentence(s).iter().map(|&id| word(id))))
+                .collect::<PyResult<Vec<_>>>()?;
+            PyList::new(py, sentences)
         })
     }
 
