@@ -232,13 +232,16 @@ def _with_threads(options: dict[str, Any]) -> dict[str, Any]:
 
 def _gather(refs: list[Any], stage: str) -> list[Any]:
     """The results of `refs`; a failed task raises its fastppl error as it is, anything else
-    as one `DistributedTaskError` naming the stage. On failure the other tasks are cancelled
-    and waited for, so that none writes into the job directory once it is removed."""
+    as one `DistributedTaskError` naming the stage. On failure the other tasks are waited for,
+    so that none writes into the job directory once it is removed. They are not cancelled:
+    cancelling a Ray task whose reply is on its way can end the driver itself (Ray 2.60 aborts
+    on "Check failed: it != submissible_tasks_.end() Tried to complete task that was not
+    pending", a race between cancellation and the task's reply, ray-project/ray#54846; seen in
+    this project's CI when every task of a stage failed at once), and the tasks of a stage
+    take about as long as each other."""
     try:
         return ray.get(refs)
     except ray.exceptions.RayError as err:
-        for ref in refs:
-            ray.cancel(ref)
         ray.wait(refs, num_returns=len(refs))
         cause = getattr(err, "cause", None)
         if isinstance(err, ray.exceptions.RayTaskError) and isinstance(
