@@ -9,8 +9,8 @@
 //! time) and at 1.8 GB/s direct. The bytes written are the same either way.
 //!
 //! Direct I/O is an optimisation, never a requirement: where the file system refuses it (older
-//! tmpfs, some network and overlay file systems) at the start or at any write, or on other systems, the
-//! writer goes on through the page cache.
+//! tmpfs, some network and overlay file systems) at the start or at any write, or on other
+//! systems, the writer goes on through the page cache.
 
 use std::io::{self, Write};
 
