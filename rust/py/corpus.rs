@@ -230,9 +230,10 @@ impl PyCorpus {
         py.detach(|| self.with(|c| c.sentences_with(&flagged)))
     }
 
-    /// The vocabulary in id order (`<unk>`, `<s>`, `</s>` first).
-    fn vocab(&self) -> Vec<String> {
-        self.with(|c| c.vocab().words().map(str::to_string).collect())
+    /// The vocabulary in id order (`<unk>`, `<s>`, `</s>` first), each `str` made from the
+    /// spelling the vocabulary holds.
+    fn vocab<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        self.with(|c| PyList::new(py, c.vocab().words()))
     }
 
     /// Closes the current document.

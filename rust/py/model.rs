@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyList};
 
 use super::corpus::PyCorpus;
 use super::errors::to_pyerr;
@@ -328,11 +328,11 @@ impl PyModel {
 
     /// The vocabulary in id order (`<unk>`, `<s>`, `</s>` first for fastppl's models; KenLM's
     /// id order, `<unk>` first, for a KenLM file, whose words are read from its end).
-    fn vocab(&self) -> PyResult<Vec<String>> {
+    fn vocab<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         match &self.inner {
-            Inner::Built(m) => Ok(m.vocab.words().map(str::to_string).collect()),
-            Inner::KenlmProbing(m) => m.words().map_err(to_pyerr),
-            Inner::KenlmTrie(m) => m.words().map_err(to_pyerr),
+            Inner::Built(m) => PyList::new(py, m.vocab.words()),
+            Inner::KenlmProbing(m) => PyList::new(py, m.words().map_err(to_pyerr)?),
+            Inner::KenlmTrie(m) => PyList::new(py, m.words().map_err(to_pyerr)?),
         }
     }
 
