@@ -239,41 +239,9 @@ fn for_each_batch<S: Sync + Send, R: Send>(
     mut emit: impl FnMut(&mut S, Batch, R) + Send,
 ) -> Result<()> {
     let batch_size = batch_bytes(pieces.iter().map(|(p, _)| p.len() + 1).sum());
-    // a piece longer than a batch (a text with `preserve_line=True`, a long line) is cut where
-    // the cut cannot change its tokens, so that its parts are tokenized in parallel
-    let mut parts: Vec<(&str, bool)> = Vec::new();
-    let pieces = if pieces.iter().any(|(p, _)| p.len() > batch_size) {
-        for &(piece, ends_group) in pieces {
-            if piece.len() <= batch_size {
-                parts.push((piece, ends_group));
-                continue;
-            }
-            let cut = word::split_at_cuts(piece, batch_size);
-            let last = cut.len() - 1;
-            parts.extend(
-                cut.into_iter()
-                    .enumerate()
-                    .map(|(i, part)| (part, ends_group && i == last)),
-            );
-        }
-        &parts[..]
-    } else {
-        pieces
-    };
-    let mut batches: Vec<&[(&str, bool)]> = Vec::new();
-    let mut start = 0;
-    let mut size = 0;
-    for (i, (piece, _)) in pieces.iter().enumerate() {
-        size += piece.len() + 1;
-        if size >= batch_size {
-            batches.push(&pieces[start..=i]);
-            start = i + 1;
-            size = 0;
-        }
-    }
-    if start < pieces.len() {
-        batches.push(&pieces[start..]);
-    }
+    let parts = cut_long_pieces(pieces, batch_size);
+    let pieces = parts.as_deref().unwrap_or(pieces);
+    let batches = batches_of(pieces, batch_size);
     let text_bytes = |b: &[(&str, bool)]| b.iter().map(|(p, _)| p.len() as u64 + 1).sum::<u64>();
     if let [only] = batches[..] {
         // a short text (a sentence a call, say): tokenized on this thread, as handing it to the
@@ -317,6 +285,56 @@ fn for_each_batch<S: Sync + Send, R: Send>(
     }
     ready.drain(..).for_each(|(batch, r)| emit(state, batch, r));
     Ok(())
+}
+
+/// `pieces` with each piece longer than `batch_size` (a text with `preserve_line=True`, a long
+/// line) cut where the cut cannot change its tokens ([`word::split_at_cuts`]), so that its parts
+/// are tokenized in parallel; None when no piece is that long.
+fn cut_long_pieces<'a>(
+    pieces: &[(&'a str, bool)],
+    batch_size: usize,
+) -> Option<Vec<(&'a str, bool)>> {
+    if pieces.iter().all(|(p, _)| p.len() <= batch_size) {
+        return None;
+    }
+    let mut parts = Vec::new();
+    for &(piece, ends_group) in pieces {
+        if piece.len() <= batch_size {
+            parts.push((piece, ends_group));
+            continue;
+        }
+        let cut = word::split_at_cuts(piece, batch_size);
+        let last = cut.len() - 1;
+        parts.extend(
+            cut.into_iter()
+                .enumerate()
+                .map(|(i, part)| (part, ends_group && i == last)),
+        );
+    }
+    Some(parts)
+}
+
+/// `pieces` in batches of consecutive pieces of at least `batch_size` bytes (the last may be
+/// smaller), counting a byte between pieces.
+fn batches_of<'p, 'a>(
+    pieces: &'p [(&'a str, bool)],
+    batch_size: usize,
+) -> Vec<&'p [(&'a str, bool)]> {
+    let mut batches = Vec::new();
+    let mut start = 0;
+    let mut size = 0;
+    for (i, (piece, _)) in pieces.iter().enumerate() {
+        size += piece.len() + 1;
+        if size >= batch_size {
+            batches.push(&pieces[start..=i]);
+            start = i + 1;
+            size = 0;
+        }
+    }
+    if start < pieces.len() {
+        batches.push(&pieces[start..]);
+    }
+    batches
 }
 
 fn tokenize_batch(pieces: &[(&str, bool)], rule: WordRule) -> Batch {

@@ -608,6 +608,48 @@ fn sorted_part(
     sorted.par_sort_unstable_by_key(|r| (u64::from(r.prefix_line) << 32) | u64::from(r.word));
 }
 
+/// The unigram section of `model`, its header included.
+fn write_unigrams<W: Write + Send>(model: &Model, w: &mut ArpaWriter<W>) -> io::Result<()> {
+    w.section(1)?;
+    for id in 0..model.vocab.len() as u32 {
+        let (ln_p, ln_weight) = (
+            model.unigram_logp[id as usize],
+            model.unigram_weight[id as usize],
+        );
+        w.unigram(id, model.vocab.word(id), ln_p, ln_weight)?;
+    }
+    Ok(())
+}
+
+/// The lines of `rows`, sorted rows of one order whose prefixes are lines of the orders
+/// `below` (the unigrams' lines being word ids).
+fn write_rows<W: Write + Send>(
+    model: &Model,
+    below: &[LinesInOrder],
+    rows: &[Row],
+    w: &mut ArpaWriter<W>,
+) -> io::Result<()> {
+    w.ngrams(
+        rows,
+        1,
+        |row| (row[0].logp, row[0].weight),
+        |run| {
+            let mut words = WordsInOrder::new(&model.vocab, below);
+            let mut ahead = WordsAhead::new(&model.vocab, run);
+            // the last word, and the last word of the prefix (which changes at almost every
+            // line of the higher orders)
+            let prefix_word = |line: u32| match below.last() {
+                None => line,
+                Some(lines) => lines.word[line as usize],
+            };
+            move |row: &[Row], text: &mut Vec<u8>| {
+                ahead.step(|r| [r.word, prefix_word(r.prefix_line)]);
+                words.push(row[0].prefix_line, row[0].word, text);
+            }
+        },
+    )
+}
+
 /// Writes every section of `model`, each order in lexicographic order of word ids, so that equal
 /// models give equal files, sorting about `part_rows` n-grams at a time ([`PART_ROWS`]); `name`
 /// names the output in I/O errors.
@@ -620,15 +662,7 @@ fn write_sections<W: Write + Send>(
 ) -> Result<()> {
     job.stage("writing ARPA", ngram_counts(model).iter().sum())?;
     let io = Error::io(name);
-    w.section(1).map_err(io)?;
-    for id in 0..model.vocab.len() as u32 {
-        let (ln_p, ln_weight) = (
-            model.unigram_logp[id as usize],
-            model.unigram_weight[id as usize],
-        );
-        w.unigram(id, model.vocab.word(id), ln_p, ln_weight)
-            .map_err(io)?;
-    }
+    write_unigrams(model, w).map_err(io)?;
     job.step(model.vocab.len() as u64)?;
     // line_of[e]: the line of entry e of the order below (unigram lines are word ids), filled
     // part by part on all cores (each slot once)
@@ -654,26 +688,7 @@ fn write_sections<W: Write + Send>(
         for part in parts(&prefix_line, lines_below, part_rows) {
             sorted_part(model, m, &prefix_line, &part, &mut sorted);
             for batch in sorted.chunks(BATCH) {
-                w.ngrams(
-                    batch,
-                    1,
-                    |row| (row[0].logp, row[0].weight),
-                    |run| {
-                        let mut words = WordsInOrder::new(&model.vocab, &below);
-                        let mut ahead = WordsAhead::new(&model.vocab, run);
-                        // the last word, and the last word of the prefix (which changes at
-                        // almost every line of the higher orders)
-                        let prefix_word = |line: u32| match below.last() {
-                            None => line,
-                            Some(lines) => lines.word[line as usize],
-                        };
-                        move |row: &[Row], text: &mut Vec<u8>| {
-                            ahead.step(|r| [r.word, prefix_word(r.prefix_line)]);
-                            words.push(row[0].prefix_line, row[0].word, text);
-                        }
-                    },
-                )
-                .map_err(io)?;
+                write_rows(model, &below, batch, w).map_err(io)?;
                 job.step(batch.len() as u64)?;
             }
             if m < model.order {
