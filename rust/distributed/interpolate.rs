@@ -10,8 +10,13 @@
 //!   needs nothing from other partitions, and one task joins every order of its partition,
 //!   lowest first.
 //!
-//! Every number is computed by the functions of [`crate::estimate::budgeted`], on the same
-//! records in the same order, so the file is the single-machine one byte for byte.
+//! Every number is computed by the functions of [`crate::estimate::budgeted`] (the context
+//! statistics and terms of its context pass, p(w|h) by [`interpolated`]), each context's
+//! continuations in the same order, so the file is the single-machine one byte for byte. The
+//! single machine computes the terms and the join in one pass in context order
+//! ([`crate::util::spill::KeyOrder::Context`]); here the terms are computed per range of first
+//! words (in prefix order) and sent to the partitions, which join them in suffix order
+//! ([`join_lower`]).
 
 use std::io::Write;
 use std::ops::Range;
@@ -23,13 +28,14 @@ use super::{write_atomically, write_stream};
 use crate::corpus::vocab::Vocab;
 use crate::error::{Error, Result};
 use crate::estimate::budgeted::{
-    f64_words, join_lower, words_f64, write_section, write_unigrams, Globals,
+    f64_words, interpolated, missing_suffix, words_f64, write_section, write_unigrams, Globals,
 };
 use crate::estimate::Smoothing;
 use crate::formats::arpa::{check_arpa_tokens, ArpaFile, ArpaWriter};
 use crate::util::job::Job;
 use crate::util::spill::{
-    first_word_span, KeyOrder, Layout, RecordReader, RecordStream, Sorter, WorkDir,
+    first_word_span, KeyOrder, Layout, RecordReader, RecordStream, RecordWriter, Sorter, WorkDir,
+    PAD,
 };
 
 /// Step 4a's weights gamma of the contexts of order `m` (n-grams of order m, first word in
@@ -228,10 +234,18 @@ pub fn context_range(
         let weights = weights_path(job, m - 1, range);
         write_atomically(&weights, |out| {
             let mut row: Vec<u32> = Vec::with_capacity(m + 1);
+            let mut term: Vec<u32> = Vec::with_capacity(m + 6);
             setup.globals.context_pass(m, smoothing).run(
                 ngrams,
                 task,
-                |t| terms[partition_of(t[m - 1], partitions)].push(t),
+                |gram, (a, b, c)| {
+                    term.clear();
+                    term.extend_from_slice(gram);
+                    for x in [a, b, c] {
+                        term.extend_from_slice(&f64_words(x));
+                    }
+                    terms[partition_of(gram[m - 1], partitions)].push(&term)
+                },
                 |context, gamma| {
                     row.clear();
                     row.extend_from_slice(context);
@@ -287,6 +301,63 @@ pub fn join_partition(
         write_sorted(probs, |r| probs_path(job, m, r, partition))?;
     }
     Ok(())
+}
+
+/// Step 4b for one order m: p(w|h) = (a + b p(w|h')) / c, with p(w|h') read from order m-1's
+/// probabilities in suffix order (`lower`; unigrams from `unigram_prob`). Hands order m's
+/// probabilities `[gram, p]` to `emit` (in suffix order) and returns them as a file in suffix
+/// order (the next order's `lower`).
+fn join_lower(
+    mut terms: RecordStream,
+    m: usize,
+    mut lower: Option<RecordReader>,
+    unigram_prob: &[f64],
+    (dir, job): (&WorkDir, &Job),
+    mut emit: impl FnMut(&[u32]) -> Result<()>,
+) -> Result<RecordReader> {
+    let mut done = 0;
+    let suffix_layout = Layout::new(m, 2, KeyOrder::Suffix);
+    let mut suffix_sorted = RecordWriter::create(dir, "probs", suffix_layout)?;
+    let lower_layout = Layout::new(m - 1, 2, KeyOrder::Suffix);
+    let mut current: Vec<u32> = vec![PAD; m + 1];
+    let mut have_current = false;
+    let mut row: Vec<u32> = Vec::with_capacity(m + 2);
+    while let Some(r) = terms.next_record()? {
+        job.tick(&mut done)?;
+        let (a, b, c) = (
+            words_f64(&r[m..]),
+            words_f64(&r[m + 2..]),
+            words_f64(&r[m + 4..]),
+        );
+        let suffix = &r[1..m];
+        let lower_p = match lower.as_mut() {
+            None => unigram_prob[suffix[0] as usize],
+            Some(reader) => {
+                // both streams are in suffix order: advance to the record of this suffix
+                while !have_current
+                    || lower_layout.compare(&current, suffix) == std::cmp::Ordering::Less
+                {
+                    match reader.next_record()? {
+                        Some(l) => {
+                            current.copy_from_slice(l);
+                            have_current = true;
+                        }
+                        None => return Err(missing_suffix(suffix)),
+                    }
+                }
+                if current[..m - 1] != *suffix {
+                    return Err(missing_suffix(suffix));
+                }
+                words_f64(&current[m - 1..])
+            }
+        };
+        row.clear();
+        row.extend_from_slice(&r[..m]);
+        row.extend_from_slice(&f64_words(interpolated(a, b, c, lower_p)));
+        suffix_sorted.push(&row)?;
+        emit(&row)?;
+    }
+    suffix_sorted.into_reader()
 }
 
 /// Step 4c, per range of first words: the range's lines of every section.

@@ -287,7 +287,7 @@ pub fn adjust_partition(
     let dir = WorkDir::new(job)?;
     let adjusted = adjust(
         counts,
-        order,
+        (order, KeyOrder::Prefix),
         vocab_len,
         (smoothing, pruning),
         memory,

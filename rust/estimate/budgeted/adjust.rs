@@ -13,7 +13,7 @@ pub(crate) struct Adjusted {
     /// Effective (adjusted or raw) count of each unigram, by word id.
     pub(crate) unigrams: Vec<u32>,
     /// Orders 2..=N (at index m-2): n-grams with their effective count (with [`PRUNED`] set for
-    /// the pruned ones), sorted in prefix order.
+    /// the pruned ones), sorted in the key order asked for.
     pub(crate) higher: Vec<RecordStream>,
     /// Count-of-counts n[1..=4] of each order's effective counts (index m-1).
     pub(crate) count_of_counts: Vec<[u64; 5]>,
@@ -22,10 +22,11 @@ pub(crate) struct Adjusted {
     pub(crate) ngram_counts: Vec<u64>,
 }
 
-/// Step 2: lower-order n-grams and their effective counts from the suffix-sorted n-grams.
+/// Step 2: lower-order n-grams and their effective counts from the suffix-sorted n-grams,
+/// sorted in `key_order` (one where the continuations of a context are contiguous).
 pub(crate) fn adjust(
     mut counts: RecordStream,
-    order: usize,
+    (order, key_order): (usize, KeyOrder),
     vocab_len: usize,
     (smoothing, pruning): (&Smoothing, &Pruning),
     memory: usize,
@@ -34,7 +35,8 @@ pub(crate) fn adjust(
 ) -> Result<Adjusted> {
     job.stage("adjusting counts", 0)?;
     let mut done = 0;
-    let mut pass = AdjustPass::new(order, vocab_len, smoothing, pruning, memory, dir);
+    let sorted = (key_order, memory, dir);
+    let mut pass = AdjustPass::new(order, vocab_len, smoothing, pruning, sorted);
     while let Some(r) = counts.next_record()? {
         job.tick(&mut done)?;
         pass.record(r)?;
@@ -70,20 +72,11 @@ impl<'a> AdjustPass<'a> {
         vocab_len: usize,
         smoothing: &Smoothing,
         pruning: &'a Pruning,
-        memory: usize,
-        dir: &'a WorkDir,
+        (key_order, memory, dir): (KeyOrder, usize, &'a WorkDir),
     ) -> Self {
         let share = memory / n;
         let sorters = (2..=n)
-            .map(|m| {
-                Sorter::new(
-                    Layout::new(m, 1, KeyOrder::Prefix),
-                    false,
-                    share,
-                    dir,
-                    "adjusted",
-                )
-            })
+            .map(|m| Sorter::new(Layout::new(m, 1, key_order), false, share, dir, "adjusted"))
             .collect();
         let mut ngram_counts = vec![0u64; n];
         ngram_counts[0] = vocab_len as u64;

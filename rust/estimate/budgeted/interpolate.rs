@@ -16,7 +16,7 @@ use crate::formats::arpa::{check_arpa_tokens, ArpaFile, ArpaWriter};
 use crate::util::float_format::log10_f32;
 use crate::util::job::Job;
 use crate::util::spill::{
-    KeyOrder, Layout, RecordReader, RecordStream, RecordWriter, Sorter, WorkDir, PAD,
+    KeyOrder, Layout, RecordReader, RecordStream, RecordWriter, Records, Sorter, WorkDir, PAD,
 };
 
 /// Steps 3 and 4: writes the model of the `adjusted` counts as ARPA to `path` (atomically: on
@@ -33,8 +33,8 @@ pub(crate) fn write_adjusted(
     check_arpa_tokens(vocab.words())?;
     let counts = adjusted.ngram_counts.clone();
     let mut out = ArpaFile::create(path, &counts)?;
-    // each n-gram above the unigrams goes through three passes: context, join, write
-    let passes = counts[0] + 3 * counts[1..].iter().sum::<u64>();
+    // each n-gram above the unigrams goes through two passes: interpolation, write
+    let passes = counts[0] + 2 * counts[1..].iter().sum::<u64>();
     job.stage("interpolating and writing ARPA", passes)?;
     interpolate_and_write(
         adjusted,
@@ -124,10 +124,53 @@ impl Globals {
     }
 }
 
-/// Steps 3 and 4, in a pipeline of three threads: while order m is joined with order m-1 (this
-/// thread), section m-1 is written (it needs the weights of order m's contexts) and the context
-/// pass of order m+1 runs (it needs only the adjusted counts). Each step waits for all three.
-/// Two sorters fill at once (the join's and the context pass's), so each gets half the memory.
+/// Order m's results of step 3.
+struct Interpolated {
+    /// Its probabilities `[gram, p]` in context order, for the join of order m+1 (none for the
+    /// highest order).
+    context_sorted: Option<RecordReader>,
+    /// The same in prefix order, for its section.
+    prefix_sorted: RecordStream,
+}
+
+/// A section of the ARPA file, ready to write.
+enum Section {
+    /// The unigrams, from [`Globals`].
+    Unigrams,
+    /// Order m's probabilities `[gram, p]` and the weights `[gram, gamma]` of those that are
+    /// contexts (none for the highest order), both in prefix order.
+    Ngrams {
+        m: usize,
+        probs: Box<RecordStream>,
+        weights: Option<Box<RecordStream>>,
+    },
+}
+
+impl Section {
+    fn write(
+        self,
+        out: &mut ArpaFile,
+        globals: &Globals,
+        vocab: &Vocab,
+        job: &Job,
+        name: &str,
+    ) -> Result<()> {
+        match self {
+            Section::Unigrams => {
+                write_unigrams(out, vocab, &globals.unigrams, 0..vocab.len(), name)
+                    .and_then(|()| job.step(vocab.len() as u64))
+            }
+            Section::Ngrams { m, probs, weights } => {
+                write_section(out, m, *probs, weights.map(|w| *w), vocab, job, name)
+            }
+        }
+    }
+}
+
+/// Steps 3 and 4, in a pipeline of two threads: while order m is interpolated (this thread),
+/// section m-2 is written (section m-1 needs the weights of order m's contexts). Two sorters
+/// fill at once (order m's section and the weights of its contexts), so each gets half the
+/// memory.
 fn interpolate_and_write(
     adjusted: Adjusted,
     order: usize,
@@ -146,12 +189,14 @@ fn interpolate_and_write(
     let name = out.path().to_string();
     let memory = memory / 2;
     let mut higher = higher.into_iter();
-    // the context pass of the bigrams gives the unigrams' weights, which every step reads
-    let bigrams = higher.next().expect("order >= 2");
+    // the contexts of the bigrams are the unigrams, whose weights stay in memory
     let mut unigram_weight = std::mem::take(&mut globals.unigrams.weight);
-    let terms = sorted_terms(
-        globals.context_pass(2, smoothing),
-        bigrams,
+    let bigrams = interpolate_order(
+        &globals,
+        (2, order),
+        smoothing,
+        higher.next().expect("order >= 2"),
+        None,
         |context, gamma| {
             unigram_weight[context[0] as usize] = gamma;
             Ok(())
@@ -160,41 +205,59 @@ fn interpolate_and_write(
     )?;
     globals.unigrams.weight = unigram_weight;
     let globals = &globals;
-    // order m's terms, and the weights of its contexts (none for m = 2: the unigrams' are in
-    // `globals`)
-    let mut context: Option<(RecordStream, Option<RecordReader>)> = Some((terms, None));
-    // order m-1's probabilities in suffix order (for the join) and in prefix order (to write)
-    let mut lower: Option<(RecordReader, RecordStream)> = None;
-    for m in 2..=order {
-        let (terms, section_weights) = context
-            .take()
-            .expect("each step below the highest order makes the next one's context");
-        let next_ngrams = higher.next();
-        let (lower_suffix, lower_prefix) = lower.take().unzip();
+    let mut to_write = Section::Unigrams;
+    let mut lower = bigrams;
+    for m in 3..=order {
+        let ngrams = higher
+            .next()
+            .expect("the adjusted counts hold every order above 1");
         let out = &mut *out;
         let name = name.as_str();
-        let (next, written, joined) = std::thread::scope(|s| {
-            let next = next_ngrams.map(|ngrams| {
-                s.spawn(move || context_step(globals, m + 1, smoothing, ngrams, (memory, dir, job)))
-            });
-            let written = s.spawn(move || match lower_prefix {
-                None => write_unigrams(out, vocab, &globals.unigrams, 0..vocab.len(), name)
-                    .and_then(|()| job.step(vocab.len() as u64)),
-                Some(prefix_sorted) => {
-                    write_section(out, m - 1, prefix_sorted, section_weights, vocab, job, name)
-                }
-            });
-            let joined = join_step(terms, m, lower_suffix, globals, (memory, dir, job));
-            (next.map(join_thread), join_thread(written), joined)
+        let Interpolated {
+            context_sorted,
+            prefix_sorted,
+        } = lower;
+        let (written, interpolated, weights) = std::thread::scope(|s| {
+            let written = s.spawn(move || to_write.write(out, globals, vocab, job, name));
+            let mut weights = Sorter::new(
+                Layout::new(m - 1, 2, KeyOrder::Prefix),
+                false,
+                memory,
+                dir,
+                "weights",
+            );
+            let mut row: Vec<u32> = Vec::with_capacity(m + 1);
+            let interpolated = interpolate_order(
+                globals,
+                (m, order),
+                smoothing,
+                ngrams,
+                context_sorted,
+                |context, gamma| {
+                    row.clear();
+                    row.extend_from_slice(context);
+                    row.extend_from_slice(&f64_words(gamma));
+                    weights.push(&row)
+                },
+                (memory, dir, job),
+            );
+            (join_thread(written), interpolated, weights.finish())
         });
         written?;
-        lower = Some(joined?);
-        context = next
-            .transpose()?
-            .map(|(terms, weights)| (terms, Some(weights)));
+        to_write = Section::Ngrams {
+            m: m - 1,
+            probs: Box::new(prefix_sorted),
+            weights: Some(Box::new(weights?)),
+        };
+        lower = interpolated?;
     }
-    let (_, last) = lower.expect("order >= 2");
-    write_section(out, order, last, None, vocab, job, &name)
+    to_write.write(out, globals, vocab, job, &name)?;
+    let last = Section::Ngrams {
+        m: order,
+        probs: Box::new(lower.prefix_sorted),
+        weights: None,
+    };
+    last.write(out, globals, vocab, job, &name)
 }
 
 /// The result of a scoped thread (a panic there resumes here).
@@ -204,61 +267,21 @@ fn join_thread<T>(handle: std::thread::ScopedJoinHandle<'_, T>) -> T {
         .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
 
-/// Step 3a for order m >= 3: the context pass over the order's n-grams (in prefix order), giving
-/// the interpolation terms in suffix order (for the join) and the weights of the contexts in a
-/// prefix-ordered file (for writing section m-1).
-fn context_step(
+/// Step 3 for order m of a model of order `n`: the context pass over the order's n-grams (in
+/// context order, `[gram, count]`), handing each context's weight gamma to `weight`, joined with
+/// order m-1's probabilities in context order (`lower`; none for m = 2: the unigrams' are in
+/// `globals`): p(w|h) = (a + b p(w|h')) / c. In context order the n-grams that share h' minus
+/// its last word come together, and the order below holds the continuations of that context
+/// together, in the same order: one block of it at a time answers them.
+fn interpolate_order(
     globals: &Globals,
-    m: usize,
+    (m, n): (usize, usize),
     smoothing: &Smoothing,
     ngrams: RecordStream,
-    (memory, dir, job): (usize, &WorkDir, &Job),
-) -> Result<(RecordStream, RecordReader)> {
-    let mut weights =
-        RecordWriter::create(dir, "weights", Layout::new(m - 1, 2, KeyOrder::Prefix))?;
-    let mut row: Vec<u32> = Vec::with_capacity(m + 1);
-    let terms = sorted_terms(
-        globals.context_pass(m, smoothing),
-        ngrams,
-        |context, gamma| {
-            row.clear();
-            row.extend_from_slice(context);
-            row.extend_from_slice(&f64_words(gamma));
-            weights.push(&row)
-        },
-        (memory, dir, job),
-    )?;
-    Ok((terms, weights.into_reader()?))
-}
-
-/// The context pass `pass` over its order's n-grams, handing each context's weight to `weight`;
-/// returns the interpolation terms `[gram, a, b, c]` sorted in suffix order.
-fn sorted_terms(
-    pass: ContextPass<'_>,
-    ngrams: RecordStream,
+    lower: Option<RecordReader>,
     weight: impl FnMut(&[u32], f64) -> Result<()>,
     (memory, dir, job): (usize, &WorkDir, &Job),
-) -> Result<RecordStream> {
-    let mut terms = Sorter::new(
-        Layout::new(pass.m, 6, KeyOrder::Suffix),
-        false,
-        memory,
-        dir,
-        "terms",
-    );
-    pass.run(ngrams, job, |t| terms.push(t), weight)?;
-    terms.finish()
-}
-
-/// Step 3b for order m: joins its `terms` with order m-1's probabilities (`lower`, in suffix
-/// order; none for m = 2) and returns order m's probabilities in suffix order and in prefix order.
-fn join_step(
-    terms: RecordStream,
-    m: usize,
-    lower: Option<RecordReader>,
-    globals: &Globals,
-    (memory, dir, job): (usize, &WorkDir, &Job),
-) -> Result<(RecordReader, RecordStream)> {
+) -> Result<Interpolated> {
     let mut prefix_sorted = Sorter::new(
         Layout::new(m, 2, KeyOrder::Prefix),
         false,
@@ -266,13 +289,143 @@ fn join_step(
         dir,
         "section",
     );
-    let suffix_sorted = join_lower(terms, m, lower, &globals.unigrams.prob, (dir, job), |row| {
-        prefix_sorted.push(row)
-    })?;
-    Ok((suffix_sorted, prefix_sorted.finish()?))
+    let mut context_sorted = if m < n {
+        Some(RecordWriter::create(
+            dir,
+            "probs",
+            Layout::new(m, 2, KeyOrder::Context),
+        )?)
+    } else {
+        None
+    };
+    let mut lower = lower.map(|reader| LowerBlocks::new(reader, m - 1));
+    let unigram_prob = &globals.unigrams.prob;
+    let mut row: Vec<u32> = Vec::with_capacity(m + 2);
+    globals.context_pass(m, smoothing).run(
+        ngrams,
+        job,
+        |gram, (a, b, c)| {
+            let suffix = &gram[1..];
+            let lower_p = match lower.as_mut() {
+                None => unigram_prob[suffix[0] as usize],
+                Some(blocks) => blocks.prob(suffix)?,
+            };
+            row.clear();
+            row.extend_from_slice(gram);
+            row.extend_from_slice(&f64_words(interpolated(a, b, c, lower_p)));
+            if let Some(file) = context_sorted.as_mut() {
+                file.push(&row)?;
+            }
+            prefix_sorted.push(&row)
+        },
+        weight,
+    )?;
+    Ok(Interpolated {
+        context_sorted: context_sorted.map(RecordWriter::into_reader).transpose()?,
+        prefix_sorted: prefix_sorted.finish()?,
+    })
 }
 
-/// Step 3a for one order m: context statistics in prefix order.
+/// p(w|h) from an n-gram's interpolation terms and p(w|h'): the one formula of both joins.
+#[inline]
+pub(crate) fn interpolated(a: f64, b: f64, c: f64, lower_p: f64) -> f64 {
+    (a + b * lower_p) / c
+}
+
+/// The probabilities of one order (k words) in context order, held one context's block at a
+/// time: the continuations of a (k-1)-word context, by last word.
+struct LowerBlocks {
+    reader: RecordReader,
+    k: usize,
+    /// The block's context, its continuations' last words (ascending) and probabilities.
+    context: Vec<u32>,
+    words: Vec<u32>,
+    probs: Vec<f64>,
+    /// The first record of the next block, once read.
+    next: Vec<u32>,
+    have_next: bool,
+    /// Where the last word asked for was found, and that word: the words of one context are
+    /// asked for in ascending order.
+    cursor: usize,
+    last_word: u32,
+}
+
+impl LowerBlocks {
+    fn new(reader: RecordReader, k: usize) -> Self {
+        LowerBlocks {
+            reader,
+            k,
+            context: Vec::with_capacity(k),
+            words: Vec::new(),
+            probs: Vec::new(),
+            next: vec![0; k + 2],
+            have_next: false,
+            cursor: 0,
+            last_word: 0,
+        }
+    }
+
+    /// The probability of `suffix` (k words); suffixes come in context order.
+    fn prob(&mut self, suffix: &[u32]) -> Result<f64> {
+        let (context, word) = suffix.split_at(self.k - 1);
+        let word = word[0];
+        if self.words.is_empty() || self.context != context {
+            self.seek(context).and_then(|found| {
+                if found {
+                    Ok(())
+                } else {
+                    Err(missing_suffix(suffix))
+                }
+            })?;
+        }
+        if word < self.last_word {
+            self.cursor = 0;
+        }
+        self.last_word = word;
+        let at = self.cursor + self.words[self.cursor..].partition_point(|&w| w < word);
+        if self.words.get(at) != Some(&word) {
+            return Err(missing_suffix(suffix));
+        }
+        self.cursor = at;
+        Ok(self.probs[at])
+    }
+
+    /// Reads blocks up to that of `context`; false if there is none (the blocks come in
+    /// suffix order of their contexts).
+    fn seek(&mut self, context: &[u32]) -> Result<bool> {
+        let k = self.k;
+        loop {
+            if !self.have_next && !self.reader.read_into(&mut self.next)? {
+                return Ok(false);
+            }
+            self.context.clear();
+            self.context.extend_from_slice(&self.next[..k - 1]);
+            self.words.clear();
+            self.probs.clear();
+            self.words.push(self.next[k - 1]);
+            self.probs.push(words_f64(&self.next[k..]));
+            self.have_next = false;
+            while let Some(r) = self.reader.next_record()? {
+                if r[..k - 1] != self.context[..] {
+                    self.next.copy_from_slice(r);
+                    self.have_next = true;
+                    break;
+                }
+                self.words.push(r[k - 1]);
+                self.probs.push(words_f64(&r[k..]));
+            }
+            self.cursor = 0;
+            self.last_word = 0;
+            match self.context.iter().rev().cmp(context.iter().rev()) {
+                std::cmp::Ordering::Less => {}
+                std::cmp::Ordering::Equal => return Ok(true),
+                std::cmp::Ordering::Greater => return Ok(false),
+            }
+        }
+    }
+}
+
+/// The context statistics of one order m.
 pub(crate) struct ContextPass<'a> {
     m: usize,
     smoothing: &'a Smoothing,
@@ -281,20 +434,20 @@ pub(crate) struct ContextPass<'a> {
 }
 
 impl ContextPass<'_> {
-    /// Reads order m's n-grams (prefix order, `[gram, count]`), hands each kept n-gram's terms
-    /// `[gram, a, b, c]` to `term` (in prefix order) and each context's weight gamma to
-    /// `weight(context, gamma)` (contexts of order m-1, in prefix order).
+    /// Reads order m's n-grams (`[gram, count]`, in an order where the continuations of a
+    /// context are contiguous: prefix or context order), hands each kept n-gram and its
+    /// interpolation terms (a, b, c) to `term` (in the same order) and each context's weight
+    /// gamma to `weight(context, gamma)` (contexts of order m-1).
     pub(crate) fn run(
         &self,
         mut ngrams: RecordStream,
         job: &Job,
-        mut term: impl FnMut(&[u32]) -> Result<()>,
+        mut term: impl FnMut(&[u32], (f64, f64, f64)) -> Result<()>,
         mut weight: impl FnMut(&[u32], f64) -> Result<()>,
     ) -> Result<()> {
         let mut done = 0;
         let m = self.m;
         let mut group: Vec<u32> = Vec::new();
-        let mut row: Vec<u32> = Vec::with_capacity(m + 6);
         let mut flush = |group: &mut Vec<u32>| -> Result<()> {
             let mut stats = ContextStats::default();
             for r in group.chunks_exact(m + 1) {
@@ -303,13 +456,8 @@ impl ContextPass<'_> {
             let gamma = context_weight(self.smoothing, &stats, self.discounts, self.vocab_size);
             weight(&group[..m - 1], gamma)?;
             for r in group.chunks_exact(m + 1).filter(|r| r[m] & PRUNED == 0) {
-                let (a, b, c) = interpolation_terms(self.smoothing, r[m], &stats, self.discounts);
-                row.clear();
-                row.extend_from_slice(&r[..m]);
-                for x in [a, b, c] {
-                    row.extend_from_slice(&f64_words(x));
-                }
-                term(&row)?;
+                let terms = interpolation_terms(self.smoothing, r[m], &stats, self.discounts);
+                term(&r[..m], terms)?;
             }
             group.clear();
             Ok(())
@@ -328,64 +476,7 @@ impl ContextPass<'_> {
     }
 }
 
-/// Step 3b for one order m: p(w|h) = (a + b p(w|h')) / c, with p(w|h') read from order m-1's
-/// probabilities in suffix order (`lower`; unigrams from `unigram_prob`). Hands order m's
-/// probabilities `[gram, p]` to `emit` (in suffix order) and returns them as a file in suffix
-/// order (the next order's `lower`).
-pub(crate) fn join_lower(
-    mut terms: RecordStream,
-    m: usize,
-    mut lower: Option<RecordReader>,
-    unigram_prob: &[f64],
-    (dir, job): (&WorkDir, &Job),
-    mut emit: impl FnMut(&[u32]) -> Result<()>,
-) -> Result<RecordReader> {
-    let mut done = 0;
-    let suffix_layout = Layout::new(m, 2, KeyOrder::Suffix);
-    let mut suffix_sorted = RecordWriter::create(dir, "probs", suffix_layout)?;
-    let lower_layout = Layout::new(m - 1, 2, KeyOrder::Suffix);
-    let mut current: Vec<u32> = vec![PAD; m + 1];
-    let mut have_current = false;
-    let mut row: Vec<u32> = Vec::with_capacity(m + 2);
-    while let Some(r) = terms.next_record()? {
-        job.tick(&mut done)?;
-        let (a, b, c) = (
-            words_f64(&r[m..]),
-            words_f64(&r[m + 2..]),
-            words_f64(&r[m + 4..]),
-        );
-        let suffix = &r[1..m];
-        let lower_p = match lower.as_mut() {
-            None => unigram_prob[suffix[0] as usize],
-            Some(reader) => {
-                // both streams are in suffix order: advance to the record of this suffix
-                while !have_current
-                    || lower_layout.compare(&current, suffix) == std::cmp::Ordering::Less
-                {
-                    match reader.next_record()? {
-                        Some(l) => {
-                            current.copy_from_slice(l);
-                            have_current = true;
-                        }
-                        None => return Err(missing_suffix(suffix)),
-                    }
-                }
-                if current[..m - 1] != *suffix {
-                    return Err(missing_suffix(suffix));
-                }
-                words_f64(&current[m - 1..])
-            }
-        };
-        row.clear();
-        row.extend_from_slice(&r[..m]);
-        row.extend_from_slice(&f64_words((a + b * lower_p) / c));
-        suffix_sorted.push(&row)?;
-        emit(&row)?;
-    }
-    suffix_sorted.into_reader()
-}
-
-fn missing_suffix(suffix: &[u32]) -> Error {
+pub(crate) fn missing_suffix(suffix: &[u32]) -> Error {
     // every suffix of a counted n-gram is counted: reaching this is a bug, not bad input
     Error::invalid(format!(
         "internal error: no lower-order n-gram for the suffix {suffix:?} (please report)"
@@ -418,7 +509,7 @@ pub(crate) fn write_section<W: Write + Send>(
     out: &mut ArpaWriter<W>,
     m: usize,
     mut probs: RecordStream,
-    mut weights: Option<RecordReader>,
+    mut weights: Option<impl Records>,
     vocab: &Vocab,
     job: &Job,
     name: &str,
@@ -440,8 +531,11 @@ pub(crate) fn write_section<W: Write + Send>(
                     // both in prefix order: the next weight is this n-gram's, a later one's, or
                     // a pruned context's (skipped)
                     while !have_weight || weight[..m] < r[..m] {
-                        have_weight = reader.read_into(&mut weight)?;
-                        if !have_weight {
+                        if let Some(w) = reader.next_record()? {
+                            weight.copy_from_slice(w);
+                            have_weight = true;
+                        } else {
+                            have_weight = false;
                             break;
                         }
                     }

@@ -11,12 +11,16 @@
 //! 2. **Adjust**: in suffix order the n-grams sharing a suffix are contiguous, so one pass gives
 //!    every lower-order n-gram with its raw count and its number of distinct left extensions
 //!    (Kneser-Ney's adjusted count; n-grams starting with `<s>` keep their raw count), and the
-//!    count-of-counts that the discounts come from.
-//! 3. **Per order m**, lowest first: sort the order's n-grams in prefix order, where the
-//!    continuations of a context are contiguous, and compute each context's statistics, each
-//!    n-gram's `(a, b, c)` terms and each context's weight gamma; sort the terms back into suffix
-//!    order and join them with the interpolated probabilities of order m-1 (also in suffix order):
-//!    p(w|h) = (a + b p(w|h')) / c.
+//!    count-of-counts that the discounts come from. Each order is sorted in context order
+//!    (w(m-1), ..., w1, then wm).
+//! 3. **Per order m**, lowest first, in one pass over its n-grams in context order: the
+//!    continuations of a context are contiguous, which gives each context's statistics, each
+//!    n-gram's `(a, b, c)` terms and each context's weight gamma; and the n-grams whose suffix
+//!    h' shares its context (w2 ... w(m-1)) are contiguous too, their contexts coming in the order
+//!    in which order m-1's file (also in context order) holds the continuations of those
+//!    contexts: one block of it at a time gives p(w|h') for p(w|h) = (a + b p(w|h')) / c.
+//!    Order m's probabilities go to a file in context order (for order m+1) and to a sort in
+//!    prefix order (for its section); the weights of its contexts to a sort in prefix order.
 //! 4. **Write** each order's section in prefix order, joining every n-gram with its weight as a
 //!    context (from step 3 of order m+1).
 //!
@@ -40,7 +44,7 @@ use crate::error::{Error, Result};
 use crate::estimate::{check_pruning, Pruning, Smoothing};
 use crate::formats::arpa::check_arpa_tokens;
 use crate::util::job::Job;
-use crate::util::spill::WorkDir;
+use crate::util::spill::{KeyOrder, WorkDir};
 
 /// Marks the effective count of a pruned n-gram (counts stay below 2^31).
 const PRUNED: u32 = 1 << 31;
@@ -180,7 +184,7 @@ fn train_arpa_unchecked(
     let counts = count_highest(corpus, order, budget.memory, &dir, job)?;
     let adjusted = adjust(
         counts,
-        order,
+        (order, KeyOrder::Context),
         vocab.len(),
         (&smoothing, pruning),
         budget.memory,
@@ -205,7 +209,9 @@ fn train_arpa_unchecked(
 pub(crate) use adjust::adjust;
 use count::count_highest;
 pub(crate) use count::highest_ngrams;
-pub(crate) use interpolate::{join_lower, write_adjusted, write_section, write_unigrams, Globals};
+pub(crate) use interpolate::{
+    interpolated, missing_suffix, write_adjusted, write_section, write_unigrams, Globals,
+};
 
 #[cfg(test)]
 mod tests {

@@ -4,9 +4,11 @@
 //! collects records up to its memory budget, sorts them on all cores and writes the sorted run to
 //! a file in a work directory, in the compact form of [`run_codec`] (about half the bytes of
 //! fixed-width records); [`Sorter::finish`] writes what is left as a last run and merges the
-//! runs into one sorted [`RecordStream`]. Keys are compared in one of two orders: prefix order
-//! (w1, w2, ..., wm lexicographically: the continuations of a context are contiguous) or suffix
-//! order (wm, ..., w2, w1: n-grams sharing a suffix are contiguous, as lmplz sorts them). A
+//! runs into one sorted [`RecordStream`]. Keys are compared in one of three orders: prefix order
+//! (w1, w2, ..., wm lexicographically: the continuations of a context are contiguous), suffix
+//! order (wm, ..., w2, w1: n-grams sharing a suffix are contiguous, as lmplz sorts them) or
+//! context order (w(m-1), ..., w1, then wm: the continuations of a context are contiguous, and
+//! the contexts come in suffix order). A
 //! sorter can also combine records with equal keys by adding their first payload word (a count),
 //! in each run and again while merging.
 
@@ -37,6 +39,8 @@ pub enum KeyOrder {
     Prefix,
     /// wm, ..., w2, w1.
     Suffix,
+    /// w(m-1), ..., w2, w1, then wm: the context in suffix order, then the predicted word.
+    Context,
 }
 
 /// The shape and order of the records of one file or stream.
@@ -67,11 +71,49 @@ impl Layout {
         match self.order {
             KeyOrder::Prefix => a.cmp(b),
             KeyOrder::Suffix => a.iter().rev().cmp(b.iter().rev()),
+            KeyOrder::Context => {
+                let word = |r: &[u32], k| r[self.key_position(k)];
+                (0..self.key_len)
+                    .map(|k| word(a, k))
+                    .cmp((0..self.key_len).map(|k| word(b, k)))
+            }
+        }
+    }
+
+    /// The position in a record of the `k`-th key word in comparison order (the most
+    /// significant first).
+    #[inline]
+    pub(super) fn key_position(&self, k: usize) -> usize {
+        match self.order {
+            KeyOrder::Prefix => k,
+            KeyOrder::Suffix => self.key_len - 1 - k,
+            KeyOrder::Context if k + 1 < self.key_len => self.key_len - 2 - k,
+            KeyOrder::Context => self.key_len - 1,
         }
     }
 
     fn bytes(&self) -> usize {
         self.width * 4
+    }
+}
+
+/// Records handed out in order, one at a time: a file's or a merge's.
+pub trait Records {
+    /// The next record, or `None` at the end.
+    fn next_record(&mut self) -> Result<Option<&[u32]>>;
+}
+
+impl Records for RecordReader {
+    #[inline]
+    fn next_record(&mut self) -> Result<Option<&[u32]>> {
+        RecordReader::next_record(self)
+    }
+}
+
+impl Records for RecordStream {
+    #[inline]
+    fn next_record(&mut self) -> Result<Option<&[u32]>> {
+        RecordStream::next_record(self)
     }
 }
 
@@ -499,6 +541,9 @@ impl PackedKeys {
         match self.layout.order {
             KeyOrder::Prefix => key.iter().fold(0, |k, &w| (k << self.bits) | word(w)),
             KeyOrder::Suffix => key.iter().rev().fold(0, |k, &w| (k << self.bits) | word(w)),
+            KeyOrder::Context => (0..key.len()).fold(0, |k, i| {
+                (k << self.bits) | word(key[self.layout.key_position(i)])
+            }),
         }
     }
 }
@@ -626,6 +671,11 @@ impl MergeKey {
                 .iter_mut()
                 .zip(key.iter().rev())
                 .for_each(|(w, &k)| *w = k),
+            KeyOrder::Context => words
+                .iter_mut()
+                .enumerate()
+                .take(key.len())
+                .for_each(|(i, w)| *w = key[layout.key_position(i)]),
         }
         let source = u32::try_from(s).expect("fewer than 2^32 - 1 sources");
         debug_assert!(source < u32::MAX);
@@ -870,7 +920,7 @@ mod tests {
         // small ids with padding (keys and index packed in 128 bits), 24-bit ids (keys packed
         // alone) and ids too large for 5 x 26 bits (compared)
         for (len, scale) in [(3usize, 1000u32), (5, 1000), (5, 1 << 24), (5, 1 << 30)] {
-            for order in [KeyOrder::Prefix, KeyOrder::Suffix] {
+            for order in [KeyOrder::Prefix, KeyOrder::Suffix, KeyOrder::Context] {
                 let layout = Layout::new(len, 1, order);
                 let mut buffer = Vec::new();
                 for i in 0..20_000u32 {
@@ -901,7 +951,7 @@ mod tests {
     #[test]
     fn spilled_and_in_memory_sorts_agree_and_combine_counts() {
         let dir = WorkDir::new(&std::env::temp_dir()).unwrap();
-        for order in [KeyOrder::Prefix, KeyOrder::Suffix] {
+        for order in [KeyOrder::Prefix, KeyOrder::Suffix, KeyOrder::Context] {
             let layout = Layout::new(2, 1, order);
             let input = records(50_000);
             let run = |budget: usize| {
@@ -924,7 +974,7 @@ mod tests {
         let files = fs::read_dir(&dir.path).unwrap().count();
         assert_eq!(files, 0, "runs are deleted once merged");
         // 50 000 records in runs of 4096: 13 runs per small sort, 1 per large one
-        assert_eq!(dir.runs(), 2 * (13 + 1));
+        assert_eq!(dir.runs(), 3 * (13 + 1));
     }
 
     #[test]
@@ -933,7 +983,7 @@ mod tests {
         // differ after them; PAD words sort after every id
         let dir = WorkDir::new(&std::env::temp_dir()).unwrap();
         for key_len in [1usize, 5, 7] {
-            for order in [KeyOrder::Prefix, KeyOrder::Suffix] {
+            for order in [KeyOrder::Prefix, KeyOrder::Suffix, KeyOrder::Context] {
                 let layout = Layout::new(key_len, 1, order);
                 let input: Vec<Vec<u32>> = (0..20_000u32)
                     .map(|i| {
@@ -974,6 +1024,21 @@ mod tests {
         assert_eq!(layout.compare(&[0, 2], &[1, 2]), Ordering::Less);
         let prefix = Layout::new(2, 0, KeyOrder::Prefix);
         assert_eq!(prefix.compare(&[9, 1], &[0, 2]), Ordering::Greater);
+    }
+
+    #[test]
+    fn context_order_sorts_contexts_in_suffix_order_then_the_last_word() {
+        let layout = Layout::new(3, 0, KeyOrder::Context);
+        // contexts (w1 w2) compare by w2 first, then w1; the last word only within a context
+        assert_eq!(layout.compare(&[9, 1, 9], &[0, 2, 0]), Ordering::Less);
+        assert_eq!(layout.compare(&[0, 2, 9], &[1, 2, 0]), Ordering::Less);
+        assert_eq!(layout.compare(&[1, 2, 0], &[1, 2, 9]), Ordering::Less);
+        assert_eq!(layout.compare(&[1, 2, 3], &[1, 2, 3]), Ordering::Equal);
+        let positions: Vec<usize> = (0..4)
+            .map(|k| Layout::new(4, 1, KeyOrder::Context).key_position(k))
+            .collect();
+        assert_eq!(positions, [2, 1, 0, 3]);
+        assert_eq!(Layout::new(1, 1, KeyOrder::Context).key_position(0), 0);
     }
 
     #[test]

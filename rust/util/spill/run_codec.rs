@@ -20,7 +20,7 @@
 
 use std::io::{self, Read, Write};
 
-use super::{KeyOrder, Layout};
+use super::Layout;
 use crate::util::prefetch::prefetch_ahead;
 
 /// Records per frame: what a reader decodes at a time (about 50 KB of 5-gram records, and as
@@ -29,15 +29,6 @@ pub const FRAME_RECORDS: usize = 2048;
 
 /// Bytes of a frame's header.
 const HEADER: usize = 12;
-
-/// The position of the `k`-th key word in comparison order.
-#[inline]
-fn key_position(layout: &Layout, k: usize) -> usize {
-    match layout.order {
-        KeyOrder::Prefix => k,
-        KeyOrder::Suffix => layout.key_len - 1 - k,
-    }
-}
 
 #[inline]
 fn push_varint(out: &mut Vec<u8>, mut x: u32) {
@@ -76,16 +67,16 @@ fn encode_frame(records: &[u32], layout: &Layout, out: &mut Vec<u8>) {
     for record in records.chunks_exact(width) {
         let shared = (0..key_len)
             .take_while(|&k| {
-                let i = key_position(layout, k);
+                let i = layout.key_position(k);
                 record[i] == previous[i]
             })
             .count();
         out.push(shared as u8);
         if shared < key_len {
-            let i = key_position(layout, shared);
+            let i = layout.key_position(shared);
             push_varint(out, record[i].wrapping_sub(previous[i]));
             for k in shared + 1..key_len {
-                push_varint(out, record[key_position(layout, k)]);
+                push_varint(out, record[layout.key_position(k)]);
             }
         }
         for (j, &w) in record[key_len..].iter().enumerate() {
@@ -276,10 +267,10 @@ fn decode_frame(
             return None;
         }
         if shared < key_len {
-            let i = key_position(layout, shared);
+            let i = layout.key_position(shared);
             record[i] = record[i].wrapping_add(input.varint()?);
             for k in shared + 1..key_len {
-                record[key_position(layout, k)] = input.varint()?;
+                record[layout.key_position(k)] = input.varint()?;
             }
         }
         for (j, w) in record[key_len..].iter_mut().enumerate() {
@@ -296,6 +287,7 @@ fn decode_frame(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::util::spill::KeyOrder;
     use crate::util::spill::PAD;
 
     fn round_trip(records: &[u32], layout: &Layout) -> (Vec<u32>, usize) {
@@ -346,7 +338,7 @@ mod tests {
     /// and ids as large as `u32` holds: what goes in comes out.
     #[test]
     fn records_come_back_as_written() {
-        for order in [KeyOrder::Prefix, KeyOrder::Suffix] {
+        for order in [KeyOrder::Prefix, KeyOrder::Suffix, KeyOrder::Context] {
             for (key_len, payload) in [(1, 1), (3, 1), (5, 1), (4, 3), (2, 0)] {
                 let layout = Layout::new(key_len, payload, order);
                 for n in [0, 1, 7, FRAME_RECORDS, 2 * FRAME_RECORDS + 5] {
@@ -370,7 +362,7 @@ mod tests {
     /// back in that order, as the same bytes as the records copied into that order first.
     #[test]
     fn records_written_by_index_come_back_in_its_order() {
-        for order in [KeyOrder::Prefix, KeyOrder::Suffix] {
+        for order in [KeyOrder::Prefix, KeyOrder::Suffix, KeyOrder::Context] {
             let layout = Layout::new(4, 3, order);
             let input = records(3 * FRAME_RECORDS + 11, &layout, 1 << 20, false);
             let n = (input.len() / layout.width) as u32;
