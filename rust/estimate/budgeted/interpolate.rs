@@ -508,8 +508,8 @@ pub(crate) fn write_unigrams<W: Write>(
 pub(crate) fn write_section<W: Write + Send>(
     out: &mut ArpaWriter<W>,
     m: usize,
-    mut probs: RecordStream,
-    mut weights: Option<impl Records>,
+    probs: RecordStream,
+    weights: Option<impl Records + Send>,
     vocab: &Vocab,
     job: &Job,
     name: &str,
@@ -517,31 +517,93 @@ pub(crate) fn write_section<W: Write + Send>(
     /// Lines formatted together (on all cores), then written in order.
     const BATCH: usize = 1 << 16;
     out.section(m).map_err(Error::io(name))?;
-    // [gram, p, gamma] rows
-    let width = m + 4;
+    let mut rows = SectionRows {
+        m,
+        probs,
+        weights,
+        weight: vec![PAD; m + 2],
+        have_weight: false,
+    };
+    let width = rows.width();
     let mut batch: Vec<u32> = Vec::with_capacity(BATCH * width);
-    let mut weight: Vec<u32> = vec![PAD; m + 2];
-    let mut have_weight = false;
-    loop {
-        let record = probs.next_record()?;
-        if let Some(r) = record {
-            let gamma = match weights.as_mut() {
+    let mut next: Vec<u32> = Vec::with_capacity(BATCH * width);
+    rows.fill(&mut batch, BATCH)?;
+    // the next batch is merged while this one is formatted and written
+    while !batch.is_empty() {
+        let (written, filled) = rayon::join(
+            || {
+                out.ngrams(
+                    &batch,
+                    width,
+                    |row| {
+                        (
+                            log10_f32(words_f64(&row[m..]).ln()),
+                            log10_f32(words_f64(&row[m + 2..]).ln()),
+                        )
+                    },
+                    |_| {
+                        |row: &[u32], text: &mut Vec<u8>| {
+                            for (i, &w) in row[..m].iter().enumerate() {
+                                if i > 0 {
+                                    text.push(b' ');
+                                }
+                                text.extend_from_slice(vocab.word(w).as_bytes());
+                            }
+                        }
+                    },
+                )
+            },
+            || rows.fill(&mut next, BATCH),
+        );
+        written.map_err(Error::io(name))?;
+        filled?;
+        job.step((batch.len() / width) as u64)?;
+        batch.clear();
+        std::mem::swap(&mut batch, &mut next);
+    }
+    Ok(())
+}
+
+/// The rows `[gram, p, gamma]` of a section in prefix order: its probabilities joined with the
+/// weights of those n-grams that are contexts (1 for the others).
+struct SectionRows<P, G> {
+    m: usize,
+    probs: P,
+    weights: Option<G>,
+    /// The next weight read, if not used yet.
+    weight: Vec<u32>,
+    have_weight: bool,
+}
+
+impl<P: Records, G: Records> SectionRows<P, G> {
+    fn width(&self) -> usize {
+        self.m + 4
+    }
+
+    /// Appends up to `rows` rows to `batch` (fewer only at the end).
+    fn fill(&mut self, batch: &mut Vec<u32>, rows: usize) -> Result<()> {
+        let m = self.m;
+        for _ in 0..rows {
+            let Some(r) = self.probs.next_record()? else {
+                break;
+            };
+            let gamma = match self.weights.as_mut() {
                 None => 1.0,
                 Some(reader) => {
                     // both in prefix order: the next weight is this n-gram's, a later one's, or
                     // a pruned context's (skipped)
-                    while !have_weight || weight[..m] < r[..m] {
+                    while !self.have_weight || self.weight[..m] < r[..m] {
                         if let Some(w) = reader.next_record()? {
-                            weight.copy_from_slice(w);
-                            have_weight = true;
+                            self.weight.copy_from_slice(w);
+                            self.have_weight = true;
                         } else {
-                            have_weight = false;
+                            self.have_weight = false;
                             break;
                         }
                     }
-                    if have_weight && weight[..m] == r[..m] {
-                        have_weight = false;
-                        words_f64(&weight[m..])
+                    if self.have_weight && self.weight[..m] == r[..m] {
+                        self.have_weight = false;
+                        words_f64(&self.weight[m..])
                     } else {
                         1.0
                     }
@@ -550,33 +612,6 @@ pub(crate) fn write_section<W: Write + Send>(
             batch.extend_from_slice(r);
             batch.extend_from_slice(&f64_words(gamma));
         }
-        if batch.len() == BATCH * width || (record.is_none() && !batch.is_empty()) {
-            out.ngrams(
-                &batch,
-                width,
-                |row| {
-                    (
-                        log10_f32(words_f64(&row[m..]).ln()),
-                        log10_f32(words_f64(&row[m + 2..]).ln()),
-                    )
-                },
-                |_| {
-                    |row: &[u32], text: &mut Vec<u8>| {
-                        for (i, &w) in row[..m].iter().enumerate() {
-                            if i > 0 {
-                                text.push(b' ');
-                            }
-                            text.extend_from_slice(vocab.word(w).as_bytes());
-                        }
-                    }
-                },
-            )
-            .map_err(Error::io(name))?;
-            job.step((batch.len() / width) as u64)?;
-            batch.clear();
-        }
-        if record.is_none() {
-            return Ok(());
-        }
+        Ok(())
     }
 }
