@@ -1,7 +1,7 @@
 //! Steps 3 and 4 of budgeted estimation: per order, context statistics, interpolation joined
 //! with the order below, and the ARPA sections written in prefix order.
 
-use std::io::Write;
+use std::io::{BufWriter, Write};
 use std::ops::Range;
 use std::path::Path;
 
@@ -251,13 +251,60 @@ fn interpolate_and_write(
         };
         lower = interpolated?;
     }
-    to_write.write(out, globals, vocab, job, &name)?;
-    let last = Section::Ngrams {
-        m: order,
-        probs: Box::new(lower.prefix_sorted),
-        weights: None,
-    };
-    last.write(out, globals, vocab, job, &name)
+    write_last_sections(
+        to_write,
+        lower.prefix_sorted,
+        (order, globals, vocab),
+        (dir, job),
+        out,
+    )
+}
+
+/// Writes the last two sections, ready at once: the highest order's lines (from its
+/// probabilities in prefix order) go to a piece in the work directory while section N-1
+/// (`before_last`) is written, then are copied after it.
+fn write_last_sections(
+    before_last: Section,
+    last: RecordStream,
+    (order, globals, vocab): (usize, &Globals, &Vocab),
+    (dir, job): (&WorkDir, &Job),
+    out: &mut ArpaFile,
+) -> Result<()> {
+    let name = out.path().to_string();
+    let piece = dir.file("last-section");
+    let piece_name = piece.display().to_string();
+    let (written, piece_written) = std::thread::scope(|s| {
+        let piece_written = s.spawn(|| {
+            let file = std::fs::File::create(&piece).map_err(Error::io(&piece_name))?;
+            let mut lines =
+                ArpaWriter::piece(BufWriter::with_capacity(1 << 20, file), order, order);
+            write_section(
+                &mut lines,
+                order,
+                last,
+                None::<RecordStream>,
+                vocab,
+                job,
+                &piece_name,
+            )?;
+            lines
+                .finish()
+                .and_then(|mut file| file.flush())
+                .map_err(Error::io(&piece_name))
+        });
+        let written = before_last.write(out, globals, vocab, job, &name);
+        (written, join_thread(piece_written))
+    });
+    written?;
+    piece_written?;
+    let mut lines = std::fs::File::open(&piece).map_err(Error::io(&piece_name))?;
+    let bytes = out
+        .section(order)
+        .and_then(|()| out.append(&mut lines))
+        .map_err(Error::io(&name))?;
+    dir.wrote(usize::try_from(bytes).unwrap_or(usize::MAX));
+    drop(lines);
+    std::fs::remove_file(&piece).map_err(Error::io(&piece_name))
 }
 
 /// The result of a scoped thread (a panic there resumes here).

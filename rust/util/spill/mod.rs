@@ -152,7 +152,8 @@ impl WorkDir {
         self.bytes.load(Relaxed)
     }
 
-    fn wrote(&self, bytes: usize) {
+    /// Counts `bytes` written to a file of the directory ([`bytes_written`](WorkDir::bytes_written)).
+    pub fn wrote(&self, bytes: usize) {
         self.bytes.fetch_add(bytes as u64, Relaxed);
     }
 
