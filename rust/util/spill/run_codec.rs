@@ -30,6 +30,13 @@ pub const FRAME_RECORDS: usize = 2048;
 /// Bytes of a frame's header.
 const HEADER: usize = 12;
 
+/// The positions of the key words in comparison order, the most significant first.
+fn key_positions(layout: &Layout) -> Vec<usize> {
+    (0..layout.key_len)
+        .map(|k| layout.key_position(k))
+        .collect()
+}
+
 #[inline]
 fn push_varint(out: &mut Vec<u8>, mut x: u32) {
     while x >= 0x80 {
@@ -64,19 +71,18 @@ fn encode_frame(records: &[u32], layout: &Layout, out: &mut Vec<u8>) {
     out.extend_from_slice(&[0; HEADER]);
     let zeros = vec![0u32; width];
     let mut previous: &[u32] = &zeros;
+    let positions = key_positions(layout);
     for record in records.chunks_exact(width) {
-        let shared = (0..key_len)
-            .take_while(|&k| {
-                let i = layout.key_position(k);
-                record[i] == previous[i]
-            })
+        let shared = positions
+            .iter()
+            .take_while(|&&i| record[i] == previous[i])
             .count();
         out.push(shared as u8);
         if shared < key_len {
-            let i = layout.key_position(shared);
+            let i = positions[shared];
             push_varint(out, record[i].wrapping_sub(previous[i]));
-            for k in shared + 1..key_len {
-                push_varint(out, record[layout.key_position(k)]);
+            for &i in &positions[shared + 1..] {
+                push_varint(out, record[i]);
             }
         }
         for (j, &w) in record[key_len..].iter().enumerate() {
@@ -95,19 +101,18 @@ fn encode_frame(records: &[u32], layout: &Layout, out: &mut Vec<u8>) {
     header[8..].copy_from_slice(&raw_mask.to_le_bytes());
 }
 
-/// Writes the records of `records` (sorted or not) in the order of `index` (record numbers; in
-/// their own order where `None`) as frames of [`FRAME_RECORDS`] records; returns the bytes
-/// written. Frames are gathered and encoded on all cores, a few at a time (the memory of a few
-/// frames).
+/// Writes the records of `records` (sorted or not) in the order of `index` (record numbers) as
+/// frames of [`FRAME_RECORDS`] records; returns the bytes written. Frames are gathered and
+/// encoded on all cores, a few at a time (the memory of a few frames).
 pub fn write_run(
     records: &[u32],
-    index: Option<&[u32]>,
+    index: &[u32],
     layout: &Layout,
     out: &mut impl Write,
 ) -> io::Result<usize> {
     use rayon::prelude::*;
     let width = layout.width;
-    let count = index.map_or(records.len() / width, <[u32]>::len);
+    let count = index.len();
     let frames = count.div_ceil(FRAME_RECORDS);
     let batch = 4 * rayon::current_num_threads();
     let mut written = 0;
@@ -117,25 +122,16 @@ pub fn write_run(
             .map(|f| {
                 let span = f * FRAME_RECORDS..((f + 1) * FRAME_RECORDS).min(count);
                 let mut bytes = Vec::with_capacity(span.len() * width * 2 + HEADER);
-                match index {
-                    None => encode_frame(
-                        &records[span.start * width..span.end * width],
-                        layout,
-                        &mut bytes,
-                    ),
-                    Some(index) => {
-                        let index = &index[span];
-                        let mut gathered = Vec::with_capacity(index.len() * width);
-                        for (k, &i) in index.iter().enumerate() {
-                            // read from all over `records`: fetch ahead
-                            prefetch_ahead(k, index.len(), |ahead| {
-                                records.get(index[ahead] as usize * width)
-                            });
-                            gathered.extend_from_slice(&records[i as usize * width..][..width]);
-                        }
-                        encode_frame(&gathered, layout, &mut bytes);
-                    }
+                let index = &index[span];
+                let mut gathered = Vec::with_capacity(index.len() * width);
+                for (k, &i) in index.iter().enumerate() {
+                    // read from all over `records`: fetch ahead
+                    prefetch_ahead(k, index.len(), |ahead| {
+                        records.get(index[ahead] as usize * width)
+                    });
+                    gathered.extend_from_slice(&records[i as usize * width..][..width]);
                 }
+                encode_frame(&gathered, layout, &mut bytes);
                 bytes
             })
             .collect();
@@ -256,6 +252,7 @@ fn decode_frame(
     records.clear();
     records.resize(count * width, 0);
     let mut input = Bytes { bytes: body, at: 0 };
+    let positions = key_positions(layout);
     for r in 0..count {
         let (before, rest) = records.split_at_mut(r * width);
         let record = &mut rest[..width];
@@ -267,10 +264,10 @@ fn decode_frame(
             return None;
         }
         if shared < key_len {
-            let i = layout.key_position(shared);
+            let i = positions[shared];
             record[i] = record[i].wrapping_add(input.varint()?);
-            for k in shared + 1..key_len {
-                record[layout.key_position(k)] = input.varint()?;
+            for &i in &positions[shared + 1..] {
+                record[i] = input.varint()?;
             }
         }
         for (j, w) in record[key_len..].iter_mut().enumerate() {
@@ -292,7 +289,7 @@ mod tests {
 
     fn round_trip(records: &[u32], layout: &Layout) -> (Vec<u32>, usize) {
         let mut file = Vec::new();
-        let written = write_run(records, None, layout, &mut file).unwrap();
+        let written = write_run(records, &in_order(records, layout), layout, &mut file).unwrap();
         assert_eq!(written, file.len());
         let mut reader = FrameReader::new();
         let (mut input, mut frame, mut back) = (file.as_slice(), Vec::new(), Vec::new());
@@ -300,6 +297,11 @@ mod tests {
             back.extend_from_slice(&frame);
         }
         (back, written)
+    }
+
+    /// The index of `records` in their own order.
+    fn in_order(records: &[u32], layout: &Layout) -> Vec<u32> {
+        (0..(records.len() / layout.width) as u32).collect()
     }
 
     /// Pseudo-random records of `layout` (word ids below `ids`, some `PAD`s, counts and float
@@ -376,7 +378,7 @@ mod tests {
                 .flat_map(|&i| input[i as usize * layout.width..][..layout.width].to_vec())
                 .collect();
             let mut by_index = Vec::new();
-            let written = write_run(&input, Some(&index), &layout, &mut by_index).unwrap();
+            let written = write_run(&input, &index, &layout, &mut by_index).unwrap();
             assert_eq!(written, by_index.len());
             let mut reader = FrameReader::new();
             let (mut bytes, mut frame, mut back) = (by_index.as_slice(), Vec::new(), Vec::new());
@@ -385,7 +387,13 @@ mod tests {
             }
             assert_eq!(back, copied, "{order:?}");
             let mut copied_file = Vec::new();
-            write_run(&copied, None, &layout, &mut copied_file).unwrap();
+            write_run(
+                &copied,
+                &in_order(&copied, &layout),
+                &layout,
+                &mut copied_file,
+            )
+            .unwrap();
             assert!(by_index == copied_file, "{order:?}: other bytes");
         }
     }
@@ -419,7 +427,7 @@ mod tests {
         let layout = Layout::new(3, 1, KeyOrder::Prefix);
         let input = records(100, &layout, 1000, true);
         let mut file = Vec::new();
-        write_run(&input, None, &layout, &mut file).unwrap();
+        write_run(&input, &in_order(&input, &layout), &layout, &mut file).unwrap();
         for cut in [5, HEADER, HEADER + 10, file.len() - 1] {
             let mut reader = FrameReader::new();
             let mut frame = Vec::new();
