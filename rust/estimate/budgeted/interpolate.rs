@@ -391,10 +391,9 @@ struct LowerBlocks {
     /// The first record of the next block, once read.
     next: Vec<u32>,
     have_next: bool,
-    /// Where the last word asked for was found, and that word: the words of one context are
-    /// asked for in ascending order.
+    /// Where the last word asked for was found: the words of one context are asked for in
+    /// ascending order.
     cursor: usize,
-    last_word: u32,
 }
 
 impl LowerBlocks {
@@ -408,7 +407,6 @@ impl LowerBlocks {
             next: vec![0; k + 2],
             have_next: false,
             cursor: 0,
-            last_word: 0,
         }
     }
 
@@ -416,19 +414,13 @@ impl LowerBlocks {
     fn prob(&mut self, suffix: &[u32]) -> Result<f64> {
         let (context, word) = suffix.split_at(self.k - 1);
         let word = word[0];
-        if self.words.is_empty() || self.context != context {
-            self.seek(context).and_then(|found| {
-                if found {
-                    Ok(())
-                } else {
-                    Err(missing_suffix(suffix))
-                }
-            })?;
+        if (self.words.is_empty() || self.context != context) && !self.seek(context)? {
+            return Err(missing_suffix(suffix));
         }
-        if word < self.last_word {
+        if word < self.words[self.cursor] {
+            // a word of the next n-gram context
             self.cursor = 0;
         }
-        self.last_word = word;
         let at = self.cursor + self.words[self.cursor..].partition_point(|&w| w < word);
         if self.words.get(at) != Some(&word) {
             return Err(missing_suffix(suffix));
@@ -462,7 +454,6 @@ impl LowerBlocks {
                 self.probs.push(words_f64(&r[k..]));
             }
             self.cursor = 0;
-            self.last_word = 0;
             match self.context.iter().rev().cmp(context.iter().rev()) {
                 std::cmp::Ordering::Less => {}
                 std::cmp::Ordering::Equal => return Ok(true),
