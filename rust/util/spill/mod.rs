@@ -511,18 +511,32 @@ impl<'d> Sorter<'d> {
     }
 }
 
-/// Keys packed into a `u128` whose integer order is the layout's key order: each word in `bits`
-/// bits, the most significant one first (the last word for suffix order). Word values are those
-/// of the buffer, at most `max`, or [`PAD`], packed as `max + 1`.
+/// Keys packed into a `u128` whose integer order is the layout's key order: the words as the
+/// digits of a number, the most significant one first (the last word for suffix order). Word
+/// values are those of the buffer, at most `max`, or [`PAD`], packed as `max + 1`.
 struct PackedKeys {
     layout: Layout,
-    bits: u32,
     max: u32,
+    digits: Digits,
+    /// Bits of the largest key.
+    bits: u32,
+}
+
+/// How a key's words become one number.
+#[derive(Clone, Copy)]
+enum Digits {
+    /// A whole number of bits per word: the fastest to pack.
+    Bits(u32),
+    /// Base `max + 2`: fewer bits where a whole number of bits per word would not leave room
+    /// for the record's index beside the key. Gutenberg's 1.29 M words take 21 bits, 105 for a
+    /// 5-gram's key (a run of 8 M records at most beside it), but 101.5 bits in base 1.29 M + 1.
+    Base(u64),
 }
 
 impl PackedKeys {
-    /// The packing for the keys of `buffer`, if they fit in 128 bits.
-    fn for_records(buffer: &[u32], layout: Layout) -> Option<Self> {
+    /// The packing for the keys of `buffer` that leaves `spare` bits of the 128 free where it can,
+    /// if they fit in 128 bits.
+    fn for_records(buffer: &[u32], layout: Layout, spare: u32) -> Option<Self> {
         let max = buffer
             .par_chunks_exact(layout.width)
             .map(|r| {
@@ -535,24 +549,43 @@ impl PackedKeys {
             })
             .max()
             .unwrap_or(0);
-        let bits = 32 - max.checked_add(1)?.leading_zeros();
-        (bits as usize * layout.key_len <= 128).then_some(PackedKeys { layout, bits, max })
+        let len = u32::try_from(layout.key_len).ok()?;
+        let base = u64::from(max) + 2;
+        let word_bits = 64 - (base - 1).leading_zeros();
+        let (digits, bits) = if word_bits * len + spare <= 128 {
+            (Digits::Bits(word_bits), word_bits * len)
+        } else {
+            let keys = u128::from(base).checked_pow(len)?;
+            (Digits::Base(base), 128 - (keys - 1).leading_zeros())
+        };
+        Some(PackedKeys {
+            layout,
+            max,
+            digits,
+            bits,
+        })
     }
 
     #[inline]
     fn key(&self, record: &[u32]) -> u128 {
-        let word = |w: u32| u128::from(if w == PAD { self.max + 1 } else { w });
+        match self.digits {
+            Digits::Bits(bits) => self.fold(record, |k, w| k << bits | w),
+            Digits::Base(base) => self.fold(record, |k, w| k * u128::from(base) + w),
+        }
+    }
+
+    /// The words of `record`'s key, most significant first, folded into a number by `digit`.
+    #[inline(always)]
+    fn fold(&self, record: &[u32], digit: impl Fn(u128, u128) -> u128) -> u128 {
+        let word =
+            |k: u128, &w: &u32| digit(k, u128::from(if w == PAD { self.max + 1 } else { w }));
         let key = &record[..self.layout.key_len];
         match self.layout.order {
-            KeyOrder::Prefix => key.iter().fold(0, |k, &w| (k << self.bits) | word(w)),
-            KeyOrder::Suffix => key.iter().rev().fold(0, |k, &w| (k << self.bits) | word(w)),
+            KeyOrder::Prefix => key.iter().fold(0, word),
+            KeyOrder::Suffix => key.iter().rev().fold(0, word),
             KeyOrder::Context => {
                 let (context, last) = key.split_at(key.len() - 1);
-                let k = context
-                    .iter()
-                    .rev()
-                    .fold(0, |k, &w| (k << self.bits) | word(w));
-                (k << self.bits) | word(last[0])
+                word(context.iter().rev().fold(0, word), &last[0])
             }
         }
     }
@@ -575,8 +608,8 @@ fn sorted_index(buffer: &[u32], layout: Layout) -> Vec<u32> {
     let records = buffer.len() / width;
     // bits of a record's index
     let index_bits = 32 - (records.saturating_sub(1) as u32).leading_zeros();
-    match PackedKeys::for_records(buffer, layout) {
-        Some(packed) if packed.bits as usize * layout.key_len + index_bits as usize <= 128 => {
+    match PackedKeys::for_records(buffer, layout, index_bits) {
+        Some(packed) if packed.bits + index_bits <= 128 => {
             // each key as a 128-bit integer that compares as the record does, with the record's
             // index in its low bits: the fastest sort (16-byte items)
             let mut keys: Vec<u128> = huge_pages::par_collect(
@@ -936,9 +969,16 @@ mod tests {
 
     #[test]
     fn packed_keys_sort_as_the_layout_compares() {
-        // small ids with padding (keys and index packed in 128 bits), 24-bit ids (keys packed
-        // alone) and ids too large for 5 x 26 bits (compared)
-        for (len, scale) in [(3usize, 1000u32), (5, 1000), (5, 1 << 24), (5, 1 << 30)] {
+        // small ids with padding (keys and index packed in 128 bits), 23-bit ids (keys and
+        // index in 128 bits only in base max + 2), 24-bit ids (keys packed alone) and ids too
+        // large for a 5-word key in 128 bits (compared)
+        for (len, scale) in [
+            (3usize, 1000u32),
+            (5, 1000),
+            (5, 5 << 20),
+            (5, 1 << 24),
+            (5, 1 << 30),
+        ] {
             for order in [KeyOrder::Prefix, KeyOrder::Suffix, KeyOrder::Context] {
                 let layout = Layout::new(len, 1, order);
                 let mut buffer = Vec::new();
@@ -950,8 +990,16 @@ mod tests {
                     }
                     buffer.push(1);
                 }
-                let packed = PackedKeys::for_records(&buffer, layout);
+                let packed = PackedKeys::for_records(&buffer, layout, 0);
                 assert_eq!(packed.is_some(), scale < (1 << 25), "{len} {scale}");
+                // 20 000 records: 15 bits of index
+                let with_index = PackedKeys::for_records(&buffer, layout, 15);
+                let in_base = matches!(with_index.map(|p| p.digits), Some(Digits::Base(_)));
+                assert_eq!(
+                    in_base,
+                    scale == 5 << 20 || scale == 1 << 24,
+                    "{len} {scale}"
+                );
                 let mut expected: Vec<&[u32]> = buffer.chunks_exact(len + 1).collect();
                 expected.sort_by(|a, b| layout.compare(a, b));
                 let index = sorted_index(&buffer, layout);
