@@ -278,7 +278,17 @@ def _train_ray(args: argparse.Namespace, params: dict[str, float | bool]) -> int
     from fastppl.ray import train as ray_train
 
     inputs = _ray_inputs(args.text)
-    ray.init(address=args.ray or None, include_dashboard=False, ignore_reinit_error=True)
+    try:
+        ray.init(address=args.ray or None, include_dashboard=False, ignore_reinit_error=True)
+    except ConnectionError as e:
+        if args.ray and os.environ.get("RAY_AUTH_MODE", "").lower() != "token":
+            raise ConnectionError(
+                f"{e}. A cluster with token authentication (Ray's default for one started by "
+                "ray.init() or `ray start`) lets in a driver given its address only with "
+                "RAY_AUTH_MODE=token and the cluster's token (RAY_AUTH_TOKEN or "
+                "~/.ray/auth_token) in its environment"
+            ) from e
+        raise
     step = f"fitting order {args.order} on {len(inputs)} files with Ray, writing {args.output}"
     with _step(step, args.quiet):
         summary = ray_train(

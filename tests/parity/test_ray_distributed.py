@@ -8,6 +8,7 @@ import itertools
 import json
 import lzma
 import os
+import secrets
 import subprocess
 import sys
 from pathlib import Path
@@ -338,6 +339,9 @@ def test_bad_input_fails_with_fastppl_error_and_no_file(cluster, shards, tmp_pat
 
 # A cluster held by a process of its own, for the CLI's drivers (`fastppl train --ray ADDRESS`)
 # to connect to: they come and go as separate jobs on it, never on the cluster pytest drives.
+# Ray (2.5x and later) starts a cluster with token authentication, and a driver given an address
+# sends a token only when told to (RAY_AUTH_MODE=token): the holder and the drivers get the same
+# token in their environment, as a user's cluster and jobs would, and nothing of this process's.
 CLUSTER_HOLDER = """
 import sys
 import ray
@@ -349,9 +353,12 @@ sys.stdin.read()  # held until the test closes this process's stdin
 
 
 @pytest.fixture(scope="module")
-def cli_cluster_address(tmp_path_factory):
-    """The GCS address of a Ray cluster (2 CPUs) held by another process for this module."""
+def cli_cluster(tmp_path_factory):
+    """The GCS address of a Ray cluster (2 CPUs) held by another process for this module, and
+    the environment for the drivers that connect to it."""
     log = tmp_path_factory.mktemp("holder") / "stderr.txt"
+    env = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
+    env.pop("RAY_AUTH_TOKEN_PATH", None)
     with (
         open(log, "w") as stderr,
         subprocess.Popen(
@@ -360,45 +367,63 @@ def cli_cluster_address(tmp_path_factory):
             stdout=subprocess.PIPE,
             stderr=stderr,
             text=True,
+            env=env,
         ) as holder,
     ):
         address = holder.stdout.readline().strip()
         if not address:
             holder.kill()
             pytest.fail(f"the cluster holder did not start a cluster: {log.read_text()[-3000:]}")
-        yield address
+        yield address, env
         holder.stdin.close()
         holder.wait(timeout=120)
 
 
-def test_cli_train_ray_equals_train_memory(cli_cluster_address, shards, tmp_path):
+def test_cli_train_ray_equals_train_memory(cli_cluster, shards, tmp_path):
     paths, whole = shards
     common = ["-o", "3", "--tokenizer", "whitespace", "-q"]
     single, distributed = tmp_path / "single.arpa", tmp_path / "ray.arpa"
-    address = cli_cluster_address
+    address, env = cli_cluster
     cli = [sys.executable, "-m", "fastppl.cli", "train"]
     subprocess.run([*cli, str(whole), str(single), "-S", "100M", *common], check=True)
     glob = str(paths[0].parent / "part-*.txt")
     subprocess.run(
         [*cli, glob, str(distributed), "--ray", address, "--partitions", "3", *common],
         check=True,
+        env=env,
     )
     assert distributed.read_bytes() == single.read_bytes()
     binary = tmp_path / "ray.fppl"
-    subprocess.run([*cli, glob, str(binary), "--ray", address, *common], check=True)
+    subprocess.run([*cli, glob, str(binary), "--ray", address, *common], check=True, env=env)
     NGramModel.load(binary).to_arpa(tmp_path / "back.arpa")
     assert (tmp_path / "back.arpa").read_bytes() == single.read_bytes()
 
 
-def test_cli_train_ray_stupid_backoff_equals_train(cli_cluster_address, shards, tmp_path):
+def test_cli_train_ray_without_the_token_says_how_to_give_it(cli_cluster, shards, tmp_path):
+    """A driver that sends no token to a cluster with token authentication fails with Ray's
+    message and what to set (Ray itself says only that it could not connect)."""
+    paths, _ = shards
+    address, env = cli_cluster
+    env = {k: v for k, v in env.items() if not k.startswith("RAY_AUTH")}
+    glob = str(paths[0].parent / "part-*.txt")
+    out = tmp_path / "ray.arpa"
+    cli = [sys.executable, "-m", "fastppl.cli", "train", glob, str(out), "--ray", address, "-q"]
+    done = subprocess.run(cli, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1
+    assert f"Failed to connect to Ray cluster at {address}" in done.stderr
+    assert "RAY_AUTH_MODE=token" in done.stderr
+    assert not out.exists()
+
+
+def test_cli_train_ray_stupid_backoff_equals_train(cli_cluster, shards, tmp_path):
     paths, whole = shards
     common = ["-o", "4", "--tokenizer", "whitespace", "--smoothing", "stupid_backoff", "-q"]
     single, distributed = tmp_path / "single.fppl", tmp_path / "ray.fppl"
     cli = [sys.executable, "-m", "fastppl.cli", "train"]
     subprocess.run([*cli, str(whole), str(single), *common], check=True)
-    address = cli_cluster_address
+    address, env = cli_cluster
     glob = str(paths[0].parent / "part-*.txt")
-    subprocess.run([*cli, glob, str(distributed), "--ray", address, *common], check=True)
+    subprocess.run([*cli, glob, str(distributed), "--ray", address, *common], check=True, env=env)
     fray.canonical_binary(single, tmp_path / "canonical.fppl")
     assert distributed.read_bytes() == (tmp_path / "canonical.fppl").read_bytes()
 
