@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::estimate::{
     context_weight, interpolation_terms, order_discounts, ContextStats, Smoothing,
 };
-use crate::formats::arpa::{check_arpa_tokens, ArpaFile, ArpaWriter};
+use crate::formats::arpa::{check_arpa_tokens, ArpaFile, ArpaWriter, WordsOfRows};
 use crate::util::float_format::log10_f32;
 use crate::util::job::Job;
 use crate::util::spill::{
@@ -579,15 +579,9 @@ pub(crate) fn write_section<W: Write + Send>(
                             log10_f32(words_f64(&row[m + 2..]).ln()),
                         )
                     },
-                    |_| {
-                        |row: &[u32], text: &mut Vec<u8>| {
-                            for (i, &w) in row[..m].iter().enumerate() {
-                                if i > 0 {
-                                    text.push(b' ');
-                                }
-                                text.extend_from_slice(vocab.word(w).as_bytes());
-                            }
-                        }
+                    |run| {
+                        let mut words = WordsOfRows::new(vocab, run, width, m);
+                        move |row: &[u32], text: &mut Vec<u8>| words.push(row, text)
                     },
                 )
             },

@@ -59,6 +59,7 @@ mod word_index;
 mod write;
 
 pub use read::{read_arpa, read_arpa_from};
+pub(crate) use write::WordsOfRows;
 pub use write::{
     check_arpa_tokens, check_writable, write_arpa, write_arpa_to, ArpaFile, ArpaWriter,
 };

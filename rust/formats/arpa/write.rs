@@ -376,6 +376,70 @@ impl<'a> WordsAhead<'a> {
     }
 }
 
+/// The words of n-grams in prefix order (rows of `width` words, the n-gram's `m` ids first),
+/// each line rebuilt from the last: consecutive n-grams mostly share their first words, whose
+/// text is kept, and the words of rows ahead are fetched into the cache (see [`PLACES_AHEAD`]).
+pub(crate) struct WordsOfRows<'a> {
+    vocab: &'a Vocab,
+    rows: &'a [u32],
+    width: usize,
+    m: usize,
+    /// The row whose words are pushed next.
+    next: usize,
+    /// The last n-gram's ids, and where each of its words ends in `text` (its words).
+    ids: Vec<u32>,
+    ends: Vec<usize>,
+    text: Vec<u8>,
+}
+
+impl<'a> WordsOfRows<'a> {
+    /// For the rows `rows`, each `width` words of which the first `m` are an n-gram's ids.
+    pub(crate) fn new(vocab: &'a Vocab, rows: &'a [u32], width: usize, m: usize) -> Self {
+        WordsOfRows {
+            vocab,
+            rows,
+            width,
+            m,
+            next: 0,
+            ids: Vec::with_capacity(m),
+            ends: Vec::with_capacity(m),
+            text: Vec::new(),
+        }
+    }
+
+    /// Appends the words of the next row (`row`, in order), separated by spaces.
+    #[inline]
+    pub(crate) fn push(&mut self, row: &[u32], out: &mut Vec<u8>) {
+        let ahead = |k: usize| self.rows.get((self.next + k) * self.width..)?.get(..self.m);
+        for &w in ahead(PLACES_AHEAD).unwrap_or_default() {
+            self.vocab.prefetch_place(w);
+        }
+        for &w in ahead(SPELLINGS_AHEAD).unwrap_or_default() {
+            self.vocab.prefetch_word(w);
+        }
+        self.next += 1;
+        let gram = &row[..self.m];
+        let shared = self
+            .ids
+            .iter()
+            .zip(gram)
+            .take_while(|(a, b)| a == b)
+            .count();
+        self.ids.truncate(shared);
+        self.ends.truncate(shared);
+        self.text.truncate(self.ends.last().copied().unwrap_or(0));
+        for &w in &gram[shared..] {
+            if !self.ids.is_empty() {
+                self.text.push(b' ');
+            }
+            self.text.extend_from_slice(self.vocab.word(w).as_bytes());
+            self.ids.push(w);
+            self.ends.push(self.text.len());
+        }
+        out.extend_from_slice(&self.text);
+    }
+}
+
 /// The lines of one order (>= 2) in file order: line r is the n-gram whose prefix is line
 /// `prefix[r]` of the order below (a word id for bigrams) and whose last word is `word[r]`.
 #[derive(Default)]
@@ -726,6 +790,35 @@ mod tests {
     use super::*;
     use crate::corpus::{Corpus, SentenceMode};
     use crate::estimate::{fit, Pruning, Smoothing};
+
+    #[test]
+    fn words_of_rows_rebuilds_each_line_from_the_last() {
+        let c = corpus(2_000, 50);
+        let vocab = c.vocab();
+        let ids = vocab.len() as u32;
+        // rows of 3 ids and 2 payload words: shared prefixes of every length, repeats, and
+        // lines that share nothing after one that shared everything
+        let grams: [[u32; 3]; 7] = [
+            [4, 5, 6],
+            [4, 5, 7],
+            [4, 8, 7],
+            [4, 8, 7],
+            [9, 5, 6],
+            [9, 5, ids - 1],
+            [3, 3, 3],
+        ];
+        let rows: Vec<u32> = grams
+            .iter()
+            .flat_map(|g| [g[0], g[1], g[2], 0, 0])
+            .collect();
+        let mut words = WordsOfRows::new(vocab, &rows, 5, 3);
+        for (row, gram) in rows.chunks_exact(5).zip(&grams) {
+            let mut out = b"x\t".to_vec();
+            words.push(row, &mut out);
+            let expected: Vec<&str> = gram.iter().map(|&w| vocab.word(w)).collect();
+            assert_eq!(out, format!("x\t{}", expected.join(" ")).into_bytes());
+        }
+    }
 
     /// A corpus of `tokens` pseudo-random words over a vocabulary of `words` (a Zipf-like mix,
     /// so that contexts are shared by many n-grams and most are not), 12 words a line.
