@@ -18,6 +18,7 @@ use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use rayon::prelude::*;
 
@@ -128,6 +129,8 @@ pub struct WorkDir {
     next: AtomicUsize,
     runs: AtomicUsize,
     bytes: AtomicU64,
+    /// The sort keys of runs written, kept for the next runs.
+    keys: Arc<KeyArrays>,
 }
 
 impl WorkDir {
@@ -143,6 +146,7 @@ impl WorkDir {
             next: AtomicUsize::new(0),
             runs: AtomicUsize::new(0),
             bytes: AtomicU64::new(0),
+            keys: Arc::default(),
         })
     }
 
@@ -171,6 +175,75 @@ impl WorkDir {
 impl Drop for WorkDir {
     fn drop(&mut self) {
         let _ = fs::remove_dir_all(&self.path);
+    }
+}
+
+/// Arrays of sort keys that runs were sorted in, free for the next runs: fresh memory is slow to
+/// touch the first time (on a virtual machine every fresh page is a fault in the host too), and
+/// a run's keys take 16 bytes a record. The pool holds no more arrays than were in use at once.
+#[derive(Debug, Default)]
+struct KeyArrays(Mutex<Vec<Vec<u128>>>);
+
+impl KeyArrays {
+    /// An empty array with room for `n` keys: the smallest free one that has it, or a new one
+    /// (for which a free one too small is let go).
+    fn take(&self, n: usize) -> Vec<u128> {
+        let mut free = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let fits = (0..free.len())
+            .filter(|&i| free[i].capacity() >= n)
+            .min_by_key(|&i| free[i].capacity());
+        if let Some(i) = fits {
+            return free.swap_remove(i);
+        }
+        free.pop();
+        drop(free);
+        huge_pages::vec_with_capacity(n)
+    }
+
+    /// Gives `keys` back for later runs.
+    fn put(&self, mut keys: Vec<u128>) {
+        keys.clear();
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(keys);
+    }
+}
+
+/// A run's record numbers in sorted order, in the memory of its sort keys where it was sorted by
+/// packed keys (returned to the pool once the run is written).
+enum SortedIndex {
+    InKeys { keys: Vec<u128>, len: usize },
+    Own(Vec<u32>),
+}
+
+impl SortedIndex {
+    fn as_slice(&self) -> &[u32] {
+        match self {
+            SortedIndex::InKeys { keys, len } => &bytemuck::cast_slice(keys)[..*len],
+            SortedIndex::Own(index) => index,
+        }
+    }
+
+    fn as_mut_slice(&mut self) -> &mut [u32] {
+        match self {
+            SortedIndex::InKeys { keys, len } => &mut bytemuck::cast_slice_mut(keys)[..*len],
+            SortedIndex::Own(index) => index,
+        }
+    }
+
+    fn truncate(&mut self, n: usize) {
+        match self {
+            SortedIndex::InKeys { len, .. } => *len = (*len).min(n),
+            SortedIndex::Own(index) => index.truncate(n),
+        }
+    }
+
+    /// Gives the memory of the keys back to `pool`.
+    fn recycle(self, pool: &KeyArrays) {
+        if let SortedIndex::InKeys { keys, .. } = self {
+            pool.put(keys);
+        }
     }
 }
 
@@ -408,9 +481,10 @@ impl<'d> Sorter<'d> {
     /// thousand records); `combine` adds up the first payload word of records with equal keys.
     pub fn new(layout: Layout, combine: bool, budget: usize, dir: &'d WorkDir, name: &str) -> Self {
         // the buffer filling, and the one being spilled: itself and the sort keys of its
-        // records (a packed key and an index, 36 bytes); and a buffer's worth in reserve (it
-        // held the combined copy of a run before counts were combined in place), which keeps
-        // the 5-gram of Gutenberg at 1.54-1.55 GB under a 2 GiB budget (19:15 UTC, November 28)
+        // records (a packed key and an index, 36 bytes at most; the keys' array is kept for
+        // later runs, see `KeyArrays`); and a buffer's worth in reserve (it held the combined
+        // copy of a run before counts were combined in place), which keeps the 5-gram of
+        // Gutenberg at 1.64-1.69 GB under a 2 GiB budget, 0.89 GB under 1 GiB (November 28)
         let capacity = (budget / (3 * layout.bytes() + 36)).max(4096);
         Sorter {
             layout,
@@ -463,14 +537,17 @@ impl<'d> Sorter<'d> {
             .dir
             .file(&format!("{}-run{}", self.name, self.runs.len()));
         let (layout, combine) = (self.layout, self.combine);
+        let pool = Arc::clone(&self.dir.keys);
         self.pending = Some(std::thread::spawn(move || {
-            let mut index = sorted_index(&buffer, layout);
+            let mut index = sorted_index(&buffer, layout, &pool);
             if combine {
-                combine_in_place(&mut buffer, &mut index, layout)?;
+                let kept = combine_in_place(&mut buffer, index.as_mut_slice(), layout)?;
+                index.truncate(kept);
             }
             let mut out =
                 BufWriter::with_capacity(1 << 20, File::create(&path).map_err(Error::io(&path))?);
-            let written = run_codec::write_run(&buffer, &index, &layout, &mut out);
+            let written = run_codec::write_run(&buffer, index.as_slice(), &layout, &mut out);
+            index.recycle(&pool);
             let bytes = written
                 .and_then(|bytes| out.flush().map(|()| bytes))
                 .map_err(Error::io(&path))?;
@@ -601,8 +678,9 @@ impl Drop for Sorter<'_> {
     }
 }
 
-/// The numbers of `buffer`'s records in sorted order.
-fn sorted_index(buffer: &[u32], layout: Layout) -> Vec<u32> {
+/// The numbers of `buffer`'s records in sorted order (sorted in an array of keys from `pool`
+/// where they pack into 128 bits with the number).
+fn sorted_index(buffer: &[u32], layout: Layout, pool: &KeyArrays) -> SortedIndex {
     let width = layout.width;
     let record = |i: u32| &buffer[i as usize * width..(i as usize + 1) * width];
     let records = buffer.len() / width;
@@ -612,15 +690,22 @@ fn sorted_index(buffer: &[u32], layout: Layout) -> Vec<u32> {
         Some(packed) if packed.bits + index_bits <= 128 => {
             // each key as a 128-bit integer that compares as the record does, with the record's
             // index in its low bits: the fastest sort (16-byte items)
-            let mut keys: Vec<u128> = huge_pages::par_collect(
+            let mut keys = pool.take(records);
+            keys.par_extend(
                 buffer
                     .par_chunks_exact(width)
                     .enumerate()
                     .map(|(i, r)| packed.key(r) << index_bits | i as u128),
             );
             keys.par_sort_unstable();
+            // the numbers overwrite the keys front to back: number k (bytes 4k..4k + 4) lies
+            // in key k / 4, read before
             let mask = (1u128 << index_bits) - 1;
-            keys.into_iter().map(|k| (k & mask) as u32).collect()
+            for k in 0..records {
+                let number = (keys[k] & mask) as u32;
+                bytemuck::cast_slice_mut::<u128, u32>(&mut keys)[k] = number;
+            }
+            SortedIndex::InKeys { keys, len: records }
         }
         Some(packed) => {
             // the keys as 128-bit integers that compare as the records do: a fast sort
@@ -631,19 +716,20 @@ fn sorted_index(buffer: &[u32], layout: Layout) -> Vec<u32> {
                     .map(|(i, r)| (packed.key(r), i as u32)),
             );
             keys.par_sort_unstable_by_key(|&(k, _)| k);
-            keys.into_iter().map(|(_, i)| i).collect()
+            SortedIndex::Own(keys.into_iter().map(|(_, i)| i).collect())
         }
         None => {
             let mut index: Vec<u32> = (0..records as u32).collect();
             index.par_sort_unstable_by(|&a, &b| layout.compare(record(a), record(b)));
-            index
+            SortedIndex::Own(index)
         }
     }
 }
 
 /// Combines the records of equal keys of `buffer` (sorted by `index`): adds their counts (the
-/// first payload word) into the first record of each key, and leaves in `index` only those.
-fn combine_in_place(buffer: &mut [u32], index: &mut Vec<u32>, layout: Layout) -> Result<()> {
+/// first payload word) into the first record of each key, and moves those to the front of
+/// `index`; returns how many there are.
+fn combine_in_place(buffer: &mut [u32], index: &mut [u32], layout: Layout) -> Result<usize> {
     let (width, count) = (layout.width, layout.key_len);
     let mut kept = 0;
     for k in 0..index.len() {
@@ -665,8 +751,7 @@ fn combine_in_place(buffer: &mut [u32], index: &mut Vec<u32>, layout: Layout) ->
         index[kept] = index[k];
         kept += 1;
     }
-    index.truncate(kept);
-    Ok(())
+    Ok(kept)
 }
 
 fn add_count(into: &mut u32, count: u32) -> Result<()> {
@@ -971,7 +1056,9 @@ mod tests {
     fn packed_keys_sort_as_the_layout_compares() {
         // small ids with padding (keys and index packed in 128 bits), 23-bit ids (keys and
         // index in 128 bits only in base max + 2), 24-bit ids (keys packed alone) and ids too
-        // large for a 5-word key in 128 bits (compared)
+        // large for a 5-word key in 128 bits (compared); one pool of key arrays for all, so
+        // that later sorts reuse the arrays of earlier ones
+        let pool = KeyArrays::default();
         for (len, scale) in [
             (3usize, 1000u32),
             (5, 1000),
@@ -1002,8 +1089,9 @@ mod tests {
                 );
                 let mut expected: Vec<&[u32]> = buffer.chunks_exact(len + 1).collect();
                 expected.sort_by(|a, b| layout.compare(a, b));
-                let index = sorted_index(&buffer, layout);
+                let index = sorted_index(&buffer, layout, &pool);
                 let got: Vec<&[u32]> = index
+                    .as_slice()
                     .iter()
                     .map(|&i| &buffer[i as usize * (len + 1)..][..=len])
                     .collect();
@@ -1011,6 +1099,7 @@ mod tests {
                     assert_eq!(layout.compare(g, e), Ordering::Equal);
                 }
                 assert_eq!(got.len(), expected.len());
+                index.recycle(&pool);
             }
         }
     }
