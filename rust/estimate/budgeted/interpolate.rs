@@ -16,7 +16,8 @@ use crate::formats::arpa::{check_arpa_tokens, ArpaFile, ArpaWriter, WordsOfRows}
 use crate::util::float_format::log10_f32;
 use crate::util::job::Job;
 use crate::util::spill::{
-    KeyOrder, Layout, RecordReader, RecordStream, RecordWriter, Records, Sorter, WorkDir, PAD,
+    same_words, KeyOrder, Layout, RecordReader, RecordStream, RecordWriter, Records, Sorter,
+    WorkDir, PAD,
 };
 
 /// Steps 3 and 4: writes the model of the `adjusted` counts as ARPA to `path` (atomically: on
@@ -414,7 +415,7 @@ impl LowerBlocks {
     fn prob(&mut self, suffix: &[u32]) -> Result<f64> {
         let (context, word) = suffix.split_at(self.k - 1);
         let word = word[0];
-        if (self.words.is_empty() || self.context != context) && !self.seek(context)? {
+        if (self.words.is_empty() || !same_words(&self.context, context)) && !self.seek(context)? {
             return Err(missing_suffix(suffix));
         }
         if word < self.words[self.cursor] {
@@ -445,7 +446,7 @@ impl LowerBlocks {
             self.probs.push(words_f64(&self.next[k..]));
             self.have_next = false;
             while let Some(r) = self.reader.next_record()? {
-                if r[..k - 1] != self.context[..] {
+                if !same_words(&r[..k - 1], &self.context) {
                     self.next.copy_from_slice(r);
                     self.have_next = true;
                     break;
@@ -502,7 +503,7 @@ impl ContextPass<'_> {
         };
         while let Some(r) = ngrams.next_record()? {
             job.tick(&mut done)?;
-            if !group.is_empty() && group[..m - 1] != r[..m - 1] {
+            if !group.is_empty() && !same_words(&group[..m - 1], &r[..m - 1]) {
                 flush(&mut group)?;
             }
             group.extend_from_slice(r);
@@ -633,7 +634,7 @@ impl<P: Records, G: Records> SectionRows<P, G> {
                             break;
                         }
                     }
-                    if self.have_weight && self.weight[..m] == r[..m] {
+                    if self.have_weight && same_words(&self.weight[..m], &r[..m]) {
                         self.have_weight = false;
                         words_f64(&self.weight[m..])
                     } else {
