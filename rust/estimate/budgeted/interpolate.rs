@@ -16,7 +16,7 @@ use crate::formats::arpa::{check_arpa_tokens, ArpaFile, ArpaWriter, WordsOfRows}
 use crate::util::float_format::log10_f32;
 use crate::util::job::Job;
 use crate::util::spill::{
-    same_words, KeyOrder, Layout, RecordReader, RecordStream, RecordWriter, Records, Sorter,
+    equal_words, KeyOrder, Layout, RecordReader, RecordStream, RecordWriter, Records, Sorter,
     WorkDir, PAD,
 };
 
@@ -415,7 +415,7 @@ impl LowerBlocks {
     fn prob(&mut self, suffix: &[u32]) -> Result<f64> {
         let (context, word) = suffix.split_at(self.k - 1);
         let word = word[0];
-        if (self.words.is_empty() || !same_words(&self.context, context)) && !self.seek(context)? {
+        if (self.words.is_empty() || !equal_words(&self.context, context)) && !self.seek(context)? {
             return Err(missing_suffix(suffix));
         }
         if word < self.words[self.cursor] {
@@ -446,7 +446,7 @@ impl LowerBlocks {
             self.probs.push(words_f64(&self.next[k..]));
             self.have_next = false;
             while let Some(r) = self.reader.next_record()? {
-                if !same_words(&r[..k - 1], &self.context) {
+                if !equal_words(&r[..k - 1], &self.context) {
                     self.next.copy_from_slice(r);
                     self.have_next = true;
                     break;
@@ -503,7 +503,7 @@ impl ContextPass<'_> {
         };
         while let Some(r) = ngrams.next_record()? {
             job.tick(&mut done)?;
-            if !group.is_empty() && !same_words(&group[..m - 1], &r[..m - 1]) {
+            if !group.is_empty() && !equal_words(&group[..m - 1], &r[..m - 1]) {
                 flush(&mut group)?;
             }
             group.extend_from_slice(r);
@@ -634,7 +634,7 @@ impl<P: Records, G: Records> SectionRows<P, G> {
                             break;
                         }
                     }
-                    if self.have_weight && same_words(&self.weight[..m], &r[..m]) {
+                    if self.have_weight && equal_words(&self.weight[..m], &r[..m]) {
                         self.have_weight = false;
                         words_f64(&self.weight[m..])
                     } else {

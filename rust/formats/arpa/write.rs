@@ -341,36 +341,28 @@ fn ngram_counts(model: &Model) -> Vec<u64> {
 const PLACES_AHEAD: usize = 16;
 const SPELLINGS_AHEAD: usize = 8;
 
-/// Fetches the words of the rows of a run ahead of the row being formatted into the cache, in
-/// two steps (see [`PLACES_AHEAD`]).
+/// Fetches the words of the rows ahead of the row being formatted into the cache, in two steps
+/// (see [`PLACES_AHEAD`]), whatever the rows are.
 struct WordsAhead<'a> {
     vocab: &'a Vocab,
-    rows: &'a [Row],
+    /// The row formatted next.
     next: usize,
 }
 
 impl<'a> WordsAhead<'a> {
-    fn new(vocab: &'a Vocab, rows: &'a [Row]) -> Self {
-        WordsAhead {
-            vocab,
-            rows,
-            next: 0,
-        }
+    fn new(vocab: &'a Vocab) -> Self {
+        WordsAhead { vocab, next: 0 }
     }
 
-    /// Called once per row, in order, before the row is formatted; `words(row)` gives the ids
-    /// of the words of a row that formatting it will look up.
+    /// Called once per row, in order, before the row is formatted; `words(i)` gives the ids of
+    /// the words of row i that formatting it will look up (none past the last row).
     #[inline]
-    fn step(&mut self, words: impl Fn(&Row) -> [u32; 2]) {
-        if let Some(r) = self.rows.get(self.next + PLACES_AHEAD) {
-            for w in words(r) {
-                self.vocab.prefetch_place(w);
-            }
+    fn step<W: IntoIterator<Item = u32>>(&mut self, words: impl Fn(usize) -> W) {
+        for w in words(self.next + PLACES_AHEAD) {
+            self.vocab.prefetch_place(w);
         }
-        if let Some(r) = self.rows.get(self.next + SPELLINGS_AHEAD) {
-            for w in words(r) {
-                self.vocab.prefetch_word(w);
-            }
+        for w in words(self.next + SPELLINGS_AHEAD) {
+            self.vocab.prefetch_word(w);
         }
         self.next += 1;
     }
@@ -384,8 +376,7 @@ pub(crate) struct WordsOfRows<'a> {
     rows: &'a [u32],
     width: usize,
     m: usize,
-    /// The row whose words are pushed next.
-    next: usize,
+    ahead: WordsAhead<'a>,
     /// The last n-gram's ids, and where each of its words ends in `text` (its words).
     ids: Vec<u32>,
     ends: Vec<usize>,
@@ -400,7 +391,7 @@ impl<'a> WordsOfRows<'a> {
             rows,
             width,
             m,
-            next: 0,
+            ahead: WordsAhead::new(vocab),
             ids: Vec::with_capacity(m),
             ends: Vec::with_capacity(m),
             text: Vec::new(),
@@ -410,14 +401,11 @@ impl<'a> WordsOfRows<'a> {
     /// Appends the words of the next row (`row`, in order), separated by spaces.
     #[inline]
     pub(crate) fn push(&mut self, row: &[u32], out: &mut Vec<u8>) {
-        let ahead = |k: usize| self.rows.get((self.next + k) * self.width..)?.get(..self.m);
-        for &w in ahead(PLACES_AHEAD).unwrap_or_default() {
-            self.vocab.prefetch_place(w);
-        }
-        for &w in ahead(SPELLINGS_AHEAD).unwrap_or_default() {
-            self.vocab.prefetch_word(w);
-        }
-        self.next += 1;
+        let (rows, width, m) = (self.rows, self.width, self.m);
+        self.ahead.step(|i| {
+            let gram = rows.get(i * width..).and_then(|r| r.get(..m));
+            gram.unwrap_or_default().iter().copied()
+        });
         let gram = &row[..self.m];
         let shared = self
             .ids
@@ -699,7 +687,7 @@ fn write_rows<W: Write + Send>(
         |row| (row[0].logp, row[0].weight),
         |run| {
             let mut words = WordsInOrder::new(&model.vocab, below);
-            let mut ahead = WordsAhead::new(&model.vocab, run);
+            let mut ahead = WordsAhead::new(&model.vocab);
             // the last word, and the last word of the prefix (which changes at almost every
             // line of the higher orders)
             let prefix_word = |line: u32| match below.last() {
@@ -707,7 +695,11 @@ fn write_rows<W: Write + Send>(
                 Some(lines) => lines.word[line as usize],
             };
             move |row: &[Row], text: &mut Vec<u8>| {
-                ahead.step(|r| [r.word, prefix_word(r.prefix_line)]);
+                ahead.step(|i| {
+                    let row = run.get(i);
+                    row.into_iter()
+                        .flat_map(|r| [r.word, prefix_word(r.prefix_line)])
+                });
                 words.push(row[0].prefix_line, row[0].word, text);
             }
         },

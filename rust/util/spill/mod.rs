@@ -126,7 +126,7 @@ impl Records for RecordStream {
 /// the few words of an n-gram is faster than the `memcmp` call of slice equality (2.9 % of the
 /// budgeted estimation's CPU time went to such calls, most of it on the interpolation's thread).
 #[inline]
-pub fn same_words(a: &[u32], b: &[u32]) -> bool {
+pub fn equal_words(a: &[u32], b: &[u32]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
 }
 
@@ -194,16 +194,21 @@ struct KeyArrays(Mutex<Vec<Vec<u128>>>);
 
 impl KeyArrays {
     /// An empty array with room for `n` keys: the smallest free one that has it, or a new one
-    /// (for which a free one too small is let go).
+    /// (for which the smallest free one, too small, is let go: the pool never holds more arrays
+    /// than were in use at once, and keeps those most likely to fit).
     fn take(&self, n: usize) -> Vec<u128> {
         let mut free = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        let fits = (0..free.len())
-            .filter(|&i| free[i].capacity() >= n)
-            .min_by_key(|&i| free[i].capacity());
-        if let Some(i) = fits {
+        let smallest = |fit: &dyn Fn(usize) -> bool| {
+            (0..free.len())
+                .filter(|&i| fit(free[i].capacity()))
+                .min_by_key(|&i| free[i].capacity())
+        };
+        if let Some(i) = smallest(&|capacity| capacity >= n) {
             return free.swap_remove(i);
         }
-        free.pop();
+        if let Some(i) = smallest(&|_| true) {
+            free.swap_remove(i);
+        }
         drop(free);
         huge_pages::vec_with_capacity(n)
     }
@@ -1058,6 +1063,29 @@ mod tests {
                 [h % 7, (h >> 8) % 5, 1]
             })
             .collect()
+    }
+
+    #[test]
+    fn key_arrays_hand_out_the_smallest_fit_and_let_go_of_the_smallest() {
+        let pool = KeyArrays::default();
+        for n in [100, 300, 200] {
+            pool.put(Vec::with_capacity(n));
+        }
+        let capacities = |pool: &KeyArrays| {
+            let mut c: Vec<usize> = pool.0.lock().unwrap().iter().map(Vec::capacity).collect();
+            c.sort_unstable();
+            c
+        };
+        let fit = pool.take(150);
+        assert!((200..300).contains(&fit.capacity()), "{}", fit.capacity());
+        assert_eq!(capacities(&pool), [100, 300]);
+        pool.put(fit);
+        // none fits: a new array, and the smallest free one is let go
+        let new = pool.take(1000);
+        assert!(new.capacity() >= 1000 && new.is_empty());
+        let left = capacities(&pool);
+        assert_eq!(left.len(), 2);
+        assert!(left[0] >= 200 && left[1] >= 300, "{left:?}");
     }
 
     #[test]
