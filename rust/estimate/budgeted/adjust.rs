@@ -7,6 +7,7 @@ use crate::error::{Error, Result};
 use crate::estimate::{Pruning, Smoothing};
 use crate::util::job::Job;
 use crate::util::spill::{KeyOrder, Layout, RecordStream, Sorter, WorkDir, PAD};
+use crate::util::words::extend_words;
 
 /// What step 2 hands on.
 pub(crate) struct Adjusted {
@@ -128,7 +129,7 @@ impl<'a> AdjustPass<'a> {
             }
         }
         self.previous.clear();
-        self.previous.extend_from_slice(r);
+        extend_words(&mut self.previous, r);
         Ok(())
     }
 
@@ -173,7 +174,7 @@ impl<'a> AdjustPass<'a> {
             self.ngram_counts[m - 1] += 1;
         }
         self.row.clear();
-        self.row.extend_from_slice(gram);
+        extend_words(&mut self.row, gram);
         self.row.push(if pruned {
             effective | PRUNED
         } else {

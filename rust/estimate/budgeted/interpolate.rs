@@ -19,6 +19,7 @@ use crate::util::spill::{
     equal_words, KeyOrder, Layout, RecordReader, RecordStream, RecordWriter, Records, Sorter,
     WorkDir, PAD,
 };
+use crate::util::words::{copy_words, extend_words};
 
 /// Steps 3 and 4: writes the model of the `adjusted` counts as ARPA to `path` (atomically: on
 /// failure the file there is left as it was); returns the n-grams per order, as the header states
@@ -236,7 +237,7 @@ fn interpolate_and_write(
                 context_sorted,
                 |context, gamma| {
                     row.clear();
-                    row.extend_from_slice(context);
+                    extend_words(&mut row, context);
                     row.extend_from_slice(&f64_words(gamma));
                     weights.push(&row)
                 },
@@ -359,7 +360,7 @@ fn interpolate_order(
                 Some(blocks) => blocks.prob(suffix)?,
             };
             row.clear();
-            row.extend_from_slice(gram);
+            extend_words(&mut row, gram);
             row.extend_from_slice(&f64_words(interpolated(a, b, c, lower_p)));
             if let Some(file) = context_sorted.as_mut() {
                 file.push(&row)?;
@@ -439,7 +440,7 @@ impl LowerBlocks {
                 return Ok(false);
             }
             self.context.clear();
-            self.context.extend_from_slice(&self.next[..k - 1]);
+            extend_words(&mut self.context, &self.next[..k - 1]);
             self.words.clear();
             self.probs.clear();
             self.words.push(self.next[k - 1]);
@@ -447,7 +448,7 @@ impl LowerBlocks {
             self.have_next = false;
             while let Some(r) = self.reader.next_record()? {
                 if !equal_words(&r[..k - 1], &self.context) {
-                    self.next.copy_from_slice(r);
+                    copy_words(&mut self.next, r);
                     self.have_next = true;
                     break;
                 }
@@ -506,7 +507,7 @@ impl ContextPass<'_> {
             if !group.is_empty() && !equal_words(&group[..m - 1], &r[..m - 1]) {
                 flush(&mut group)?;
             }
-            group.extend_from_slice(r);
+            extend_words(&mut group, r);
         }
         if !group.is_empty() {
             flush(&mut group)?;
@@ -627,7 +628,7 @@ impl<P: Records, G: Records> SectionRows<P, G> {
                     // a pruned context's (skipped)
                     while !self.have_weight || self.weight[..m] < r[..m] {
                         if let Some(w) = reader.next_record()? {
-                            self.weight.copy_from_slice(w);
+                            copy_words(&mut self.weight, w);
                             self.have_weight = true;
                         } else {
                             self.have_weight = false;
@@ -642,7 +643,7 @@ impl<P: Records, G: Records> SectionRows<P, G> {
                     }
                 }
             };
-            batch.extend_from_slice(r);
+            extend_words(batch, r);
             batch.extend_from_slice(&f64_words(gamma));
         }
         Ok(())

@@ -27,6 +27,7 @@ mod run_codec;
 use crate::error::{Error, Result};
 use crate::util::huge_pages;
 use crate::util::prefetch::prefetch_ahead;
+use crate::util::words::{copy_words, extend_words};
 use run_codec::FrameReader;
 
 /// A key word that is no token id: fills the left of a shorter n-gram's key, and sorts after
@@ -263,20 +264,27 @@ impl SortedIndex {
 /// Writes records to a file, in the order given.
 pub struct RecordWriter<'d> {
     dir: &'d WorkDir,
-    out: BufWriter<File>,
+    file: File,
+    /// Records not written yet (a buffer of words, so that a record's copy into it has the
+    /// record's length, see [`extend_words`]).
+    buffer: Vec<u32>,
     path: PathBuf,
     layout: Layout,
     records: u64,
 }
 
 impl<'d> RecordWriter<'d> {
+    /// Words buffered before a write (1 MiB).
+    const BUFFER_WORDS: usize = 1 << 18;
+
     /// Creates a new file in `dir`, named after `what`.
     pub fn create(dir: &'d WorkDir, what: &str, layout: Layout) -> Result<Self> {
         let path = dir.file(what);
         let file = File::create(&path).map_err(Error::io(&path))?;
         Ok(RecordWriter {
             dir,
-            out: BufWriter::with_capacity(1 << 20, file),
+            file,
+            buffer: Vec::with_capacity(Self::BUFFER_WORDS),
             path,
             layout,
             records: 0,
@@ -288,19 +296,26 @@ impl<'d> RecordWriter<'d> {
     pub fn push(&mut self, record: &[u32]) -> Result<()> {
         debug_assert_eq!(record.len(), self.layout.width);
         self.records += 1;
-        self.out
-            .write_all(bytemuck::cast_slice(record))
-            .map_err(Error::io(&self.path))
+        extend_words(&mut self.buffer, record);
+        if self.buffer.len() >= Self::BUFFER_WORDS {
+            self.write_buffer()?;
+        }
+        Ok(())
     }
 
-    /// Flushes the file and returns a reader of it, from its start.
-    pub fn into_reader(self) -> Result<RecordReader> {
+    fn write_buffer(&mut self) -> Result<()> {
+        self.file
+            .write_all(bytemuck::cast_slice(&self.buffer))
+            .map_err(Error::io(&self.path))?;
+        self.buffer.clear();
+        Ok(())
+    }
+
+    /// Writes what is buffered and returns a reader of the file, from its start.
+    pub fn into_reader(mut self) -> Result<RecordReader> {
+        self.write_buffer()?;
         self.dir.wrote(self.records as usize * self.layout.bytes());
-        let file = self
-            .out
-            .into_inner()
-            .map_err(|e| Error::io(&self.path)(e.into_error()))?;
-        drop(file);
+        drop(self.file);
         RecordReader::open(self.path, self.layout, 1 << 20)
     }
 }
@@ -452,7 +467,7 @@ impl RecordReader {
     pub fn read_into(&mut self, record: &mut [u32]) -> Result<bool> {
         match self.next_record()? {
             Some(r) => {
-                record.copy_from_slice(r);
+                copy_words(record, r);
                 Ok(true)
             }
             None => Ok(false),
@@ -519,7 +534,7 @@ impl<'d> Sorter<'d> {
         if self.buffer.capacity() == 0 {
             self.buffer = self.empty_buffer()?;
         }
-        self.buffer.extend_from_slice(record);
+        extend_words(&mut self.buffer, record);
         if self.buffer.len() == self.capacity * self.layout.width {
             self.spill()?;
         }
@@ -1027,7 +1042,7 @@ impl RecordStream {
         let Some(head) = head_of(&self.sources, winner) else {
             return Ok(None);
         };
-        self.current.copy_from_slice(head);
+        copy_words(&mut self.current, head);
         self.advance(winner)?;
         let k = self.layout.key_len;
         loop {

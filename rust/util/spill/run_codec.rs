@@ -22,6 +22,7 @@ use std::io::{self, Read, Write};
 
 use super::Layout;
 use crate::util::prefetch::prefetch_ahead;
+use crate::util::words::with_fixed_len;
 
 /// Records per frame: what a reader decodes at a time (about 50 KB of 5-gram records, and as
 /// much again of frame bytes, per run being merged).
@@ -51,10 +52,42 @@ fn varint_len(x: u32) -> usize {
     (32 - (x | 1).leading_zeros() as usize).div_ceil(7)
 }
 
+/// The width of `layout`'s records: `W`, or `layout.width` where `W` is 0. The coding functions
+/// are instances for each small width (see [`with_fixed_len`]), so that a record's copies are
+/// moves of a known size.
+#[inline(always)]
+fn width_of<const W: usize>(layout: &Layout) -> usize {
+    debug_assert!(W == 0 || W == layout.width);
+    if W == 0 {
+        layout.width
+    } else {
+        W
+    }
+}
+
+/// Gathers the records `index` (record numbers) of `records` and appends their frame to `out`.
+fn encode_gathered<const W: usize>(
+    records: &[u32],
+    index: &[u32],
+    layout: &Layout,
+    out: &mut Vec<u8>,
+) {
+    let width = width_of::<W>(layout);
+    let mut gathered = Vec::with_capacity(index.len() * width);
+    for (k, &i) in index.iter().enumerate() {
+        // read from all over `records`: fetch ahead
+        prefetch_ahead(k, index.len(), |ahead| {
+            records.get(index[ahead] as usize * width)
+        });
+        gathered.extend_from_slice(&records[i as usize * width..][..width]);
+    }
+    encode_frame::<W>(&gathered, layout, out);
+}
+
 /// Appends the frame of `records` (whole records of `layout`, at most `u32::MAX` of them) to
 /// `out`.
-fn encode_frame(records: &[u32], layout: &Layout, out: &mut Vec<u8>) {
-    let (width, key_len) = (layout.width, layout.key_len);
+fn encode_frame<const W: usize>(records: &[u32], layout: &Layout, out: &mut Vec<u8>) {
+    let (width, key_len) = (width_of::<W>(layout), layout.key_len);
     let count = records.len() / width;
     // payload columns kept raw: those whose LEB128 form would take more than 4 bytes a record
     let mut raw_mask = 0u32;
@@ -123,15 +156,7 @@ pub fn write_run(
                 let span = f * FRAME_RECORDS..((f + 1) * FRAME_RECORDS).min(count);
                 let mut bytes = Vec::with_capacity(span.len() * width * 2 + HEADER);
                 let index = &index[span];
-                let mut gathered = Vec::with_capacity(index.len() * width);
-                for (k, &i) in index.iter().enumerate() {
-                    // read from all over `records`: fetch ahead
-                    prefetch_ahead(k, index.len(), |ahead| {
-                        records.get(index[ahead] as usize * width)
-                    });
-                    gathered.extend_from_slice(&records[i as usize * width..][..width]);
-                }
-                encode_frame(&gathered, layout, &mut bytes);
+                with_fixed_len!(width, encode_gathered(records, index, layout, &mut bytes));
                 bytes
             })
             .collect();
@@ -185,8 +210,11 @@ impl FrameReader {
         if read_full(input, &mut self.body)? < body {
             return Err(corrupt("it ends inside a frame (was it truncated?)"));
         }
-        decode_frame(&self.body, count, raw_mask, layout, records)
-            .ok_or_else(|| corrupt("a frame does not decode to its records"))?;
+        with_fixed_len!(
+            layout.width,
+            decode_frame(&self.body, count, raw_mask, layout, records)
+        )
+        .ok_or_else(|| corrupt("a frame does not decode to its records"))?;
         Ok(true)
     }
 }
@@ -241,14 +269,14 @@ impl Bytes<'_> {
 }
 
 /// Decodes `count` records from `body` into `records`; `None` if the body is not such a frame.
-fn decode_frame(
+fn decode_frame<const W: usize>(
     body: &[u8],
     count: usize,
     raw_mask: u32,
     layout: &Layout,
     records: &mut Vec<u32>,
 ) -> Option<()> {
-    let (width, key_len) = (layout.width, layout.key_len);
+    let (width, key_len) = (width_of::<W>(layout), layout.key_len);
     records.clear();
     records.resize(count * width, 0);
     let mut input = Bytes { bytes: body, at: 0 };
