@@ -41,13 +41,13 @@ fn copy_fixed<const N: usize>(dst: &mut [u32], src: &[u32]) {
 }
 
 /// Appends `src` to `v` (as `extend_from_slice`).
-#[inline]
+#[inline(always)]
 pub fn extend_words(v: &mut Vec<u32>, src: &[u32]) {
     with_fixed_len!(src.len(), extend_fixed(v, src));
 }
 
 /// Copies `src` into `dst`, of the same length (as `copy_from_slice`).
-#[inline]
+#[inline(always)]
 pub fn copy_words(dst: &mut [u32], src: &[u32]) {
     assert_eq!(dst.len(), src.len(), "copy_words: lengths differ");
     with_fixed_len!(src.len(), copy_fixed(dst, src));

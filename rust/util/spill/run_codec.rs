@@ -38,13 +38,16 @@ fn key_positions(layout: &Layout) -> Vec<usize> {
         .collect()
 }
 
-#[inline]
-fn push_varint(out: &mut Vec<u8>, mut x: u32) {
+/// Writes `x` in LEB128 at `bytes[*at..]` (which has room for 5 bytes) and moves `at` past it.
+#[inline(always)]
+fn put_varint(bytes: &mut [u8], at: &mut usize, mut x: u32) {
     while x >= 0x80 {
-        out.push(x as u8 | 0x80);
+        bytes[*at] = x as u8 | 0x80;
+        *at += 1;
         x >>= 7;
     }
-    out.push(x as u8);
+    bytes[*at] = x as u8;
+    *at += 1;
 }
 
 #[inline]
@@ -100,8 +103,12 @@ fn encode_frame<const W: usize>(records: &[u32], layout: &Layout, out: &mut Vec<
             raw_mask |= 1 << j;
         }
     }
+    // written into room for the longest frame (1 + 5 bytes a word per record), cut to size
+    // after: stores into a slice, not pushes that each check the vector's capacity
     let start = out.len();
-    out.extend_from_slice(&[0; HEADER]);
+    out.resize(start + HEADER + count * (1 + 5 * width), 0);
+    let bytes = &mut out[start + HEADER..];
+    let mut at = 0;
     let zeros = vec![0u32; width];
     let mut previous: &[u32] = &zeros;
     let positions = key_positions(layout);
@@ -110,23 +117,26 @@ fn encode_frame<const W: usize>(records: &[u32], layout: &Layout, out: &mut Vec<
             .iter()
             .take_while(|&&i| record[i] == previous[i])
             .count();
-        out.push(shared as u8);
+        bytes[at] = shared as u8;
+        at += 1;
         if shared < key_len {
             let i = positions[shared];
-            push_varint(out, record[i].wrapping_sub(previous[i]));
+            put_varint(bytes, &mut at, record[i].wrapping_sub(previous[i]));
             for &i in &positions[shared + 1..] {
-                push_varint(out, record[i]);
+                put_varint(bytes, &mut at, record[i]);
             }
         }
         for (j, &w) in record[key_len..].iter().enumerate() {
             if j < 32 && raw_mask >> j & 1 == 1 {
-                out.extend_from_slice(&w.to_le_bytes());
+                bytes[at..at + 4].copy_from_slice(&w.to_le_bytes());
+                at += 4;
             } else {
-                push_varint(out, w);
+                put_varint(bytes, &mut at, w);
             }
         }
         previous = record;
     }
+    out.truncate(start + HEADER + at);
     let body = (out.len() - start - HEADER) as u32;
     let header = &mut out[start..start + HEADER];
     header[..4].copy_from_slice(&body.to_le_bytes());
@@ -154,7 +164,7 @@ pub fn write_run(
             .into_par_iter()
             .map(|f| {
                 let span = f * FRAME_RECORDS..((f + 1) * FRAME_RECORDS).min(count);
-                let mut bytes = Vec::with_capacity(span.len() * width * 2 + HEADER);
+                let mut bytes = Vec::with_capacity(HEADER + span.len() * (1 + 5 * width));
                 let index = &index[span];
                 with_fixed_len!(width, encode_gathered(records, index, layout, &mut bytes));
                 bytes
@@ -249,6 +259,12 @@ impl Bytes<'_> {
 
     #[inline]
     fn varint(&mut self) -> Option<u32> {
+        // most words of a sorted run take one byte (differences, counts)
+        let first = *self.bytes.get(self.at)?;
+        if first < 0x80 {
+            self.at += 1;
+            return Some(u32::from(first));
+        }
         let mut x = 0u32;
         for shift in (0..35).step_by(7) {
             let b = self.byte()?;
