@@ -557,6 +557,8 @@ pub(crate) fn write_section<W: Write + Send>(
     /// Lines formatted together (on all cores), then written in order.
     const BATCH: usize = 1 << 16;
     out.section(m).map_err(Error::io(name))?;
+    // the highest order's lines have no weight (the writer ignores it): not worth a logarithm
+    let weighted = weights.is_some();
     let mut rows = SectionRows {
         m,
         probs,
@@ -576,10 +578,12 @@ pub(crate) fn write_section<W: Write + Send>(
                     &batch,
                     width,
                     |row| {
-                        (
-                            log10_f32(words_f64(&row[m..]).ln()),
-                            log10_f32(words_f64(&row[m + 2..]).ln()),
-                        )
+                        let weight = if weighted {
+                            log10_f32(words_f64(&row[m + 2..]).ln())
+                        } else {
+                            0.0
+                        };
+                        (log10_f32(words_f64(&row[m..]).ln()), weight)
                     },
                     |run| {
                         let mut words = WordsOfRows::new(vocab, run, width, m);
