@@ -1,7 +1,8 @@
 //! Copies of a few words (the ids and payload of one record), of a length fixed at compile time
 //! where it is small: `extend_from_slice` and `copy_from_slice` with a length known only at run
 //! time call `memcpy`, whose call and size dispatch cost more than copying the 12-28 bytes of an
-//! n-gram record (small copies were about a tenth of a budgeted estimation's CPU time).
+//! n-gram record (such copies were about a tenth of the CPU time of a budgeted estimation's last
+//! stage).
 
 /// Calls `$f::<N>($args)` with N the value of `$len` when it is 1 to 8, else `$f::<0>($args)`
 /// (0 standing for "a length known at run time").
