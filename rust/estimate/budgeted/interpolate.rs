@@ -16,10 +16,9 @@ use crate::formats::arpa::{check_arpa_tokens, ArpaFile, ArpaWriter, WordsOfRows}
 use crate::util::float_format::log10_f32;
 use crate::util::job::Job;
 use crate::util::spill::{
-    equal_words, KeyOrder, Layout, RecordReader, RecordStream, RecordWriter, Records, Sorter,
-    WorkDir, PAD,
+    KeyOrder, Layout, RecordReader, RecordStream, RecordWriter, Records, Sorter, WorkDir, PAD,
 };
-use crate::util::words::{copy_words, extend_words};
+use crate::util::words::{copy_words, equal_words, extend_words};
 
 /// Steps 3 and 4: writes the model of the `adjusted` counts as ARPA to `path` (atomically: on
 /// failure the file there is left as it was); returns the n-grams per order, as the header states

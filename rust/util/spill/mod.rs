@@ -123,14 +123,6 @@ impl Records for RecordStream {
     }
 }
 
-/// Whether two keys (or parts of records) hold the same words: compared in a loop, which for
-/// the few words of an n-gram is faster than the `memcmp` call of slice equality (2.9 % of the
-/// budgeted estimation's CPU time went to such calls, most of it on the interpolation's thread).
-#[inline]
-pub fn equal_words(a: &[u32], b: &[u32]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
-}
-
 /// A directory for spilled runs, removed with everything in it when dropped.
 #[derive(Debug)]
 pub struct WorkDir {
