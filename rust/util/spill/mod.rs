@@ -191,16 +191,13 @@ impl KeyArrays {
     /// than were in use at once, and keeps those most likely to fit).
     fn take(&self, n: usize) -> Vec<u128> {
         let mut free = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        let smallest = |fit: &dyn Fn(usize) -> bool| {
-            (0..free.len())
-                .filter(|&i| fit(free[i].capacity()))
-                .min_by_key(|&i| free[i].capacity())
-        };
-        if let Some(i) = smallest(&|capacity| capacity >= n) {
-            return free.swap_remove(i);
+        // (a few arrays: as many as sorts run at once)
+        free.sort_unstable_by_key(Vec::capacity);
+        if let Some(i) = free.iter().position(|keys| keys.capacity() >= n) {
+            return free.remove(i);
         }
-        if let Some(i) = smallest(&|_| true) {
-            free.swap_remove(i);
+        if !free.is_empty() {
+            free.remove(0);
         }
         drop(free);
         huge_pages::vec_with_capacity(n)
