@@ -163,11 +163,12 @@ pub fn train_arpa(
 fn resident_bytes(corpus: &Corpus) -> usize {
     let vocab = corpus.vocab();
     let words: usize = (0..vocab.len() as u32).map(|id| vocab.word(id).len()).sum();
-    // per word (the vocabulary is an `Interner`): its end (8 bytes) and its index slot (a
-    // 24-byte entry and a control byte, at a load of 7/16 just after the index grew, the
-    // lowest); then the estimation's 20 bytes; and the spellings, one after the other
-    let per_word = 8 + (25 * 16usize).div_ceil(7) + 20;
-    corpus.num_tokens() * 4 + corpus.num_sentences() * 8 + vocab.len() * per_word + words
+    // the vocabulary is an `Interner`, whose arrays grew by doubling (up to twice what they
+    // hold): per word its end (8 bytes, so 16) and its index slot (a 24-byte entry and a control
+    // byte, at a load of 7/16 just after the index grew, the lowest); then the estimation's 20
+    // bytes; and the spellings, one after the other (twice their bytes)
+    let per_word = 2 * 8 + (25 * 16usize).div_ceil(7) + 20;
+    corpus.num_tokens() * 4 + corpus.num_sentences() * 8 + vocab.len() * per_word + 2 * words
 }
 
 /// [`train_arpa`] without the argument checks (tests use tiny budgets to force many runs).
