@@ -501,7 +501,8 @@ impl<'d> Sorter<'d> {
         // records (a packed key and an index, 36 bytes at most; the keys' array is kept for
         // later runs, see `KeyArrays`); and a buffer's worth in reserve (it held the combined
         // copy of a run before counts were combined in place), which keeps the 5-gram of
-        // Gutenberg at 1.64-1.69 GB under a 2 GiB budget, 0.89 GB under 1 GiB (November 28)
+        // Gutenberg at 1.64-1.69 GB under a 2 GiB budget, 0.89 GB under 1 GiB (November 28;
+        // 1.76-1.83 GB under 2 GiB since November 29, the vocabulary's share counted closer)
         let capacity = (budget / (3 * layout.bytes() + 36)).max(4096);
         Sorter {
             layout,
