@@ -284,11 +284,13 @@ impl<'d> RecordWriter<'d> {
     #[inline]
     pub fn push(&mut self, record: &[u32]) -> Result<()> {
         debug_assert_eq!(record.len(), self.layout.width);
-        self.records += 1;
-        extend_words(&mut self.buffer, record);
-        if self.buffer.len() >= Self::BUFFER_WORDS {
+        // written before it would outgrow its 1 MiB (a width that does not divide it would
+        // otherwise reallocate it to twice that, once per file)
+        if self.buffer.len() + record.len() > Self::BUFFER_WORDS {
             self.write_buffer()?;
         }
+        self.records += 1;
+        extend_words(&mut self.buffer, record);
         Ok(())
     }
 
