@@ -1,4 +1,4 @@
-//! Generic machinery that knows no n-grams: atomic file replacement, compressed files, writes past the page cache, sorting on disk, memory-mapped
+//! Generic machinery that knows no n-grams: atomic file replacement, compressed files, writes past the page cache, files copied as they grow, sorting on disk, memory-mapped
 //! views and huge pages for them, KenLM's float formatting and string hash, a long call's cancel flag and progress,
 //! sums with one accumulator per thread, prefetch hints, strings interned into one allocation, copies of a few words.
 
@@ -6,6 +6,7 @@ pub mod atomic;
 pub mod compressed;
 pub mod direct_write;
 pub mod float_format;
+pub mod growing_file;
 pub mod huge_pages;
 pub mod interner;
 pub mod job;

@@ -14,6 +14,7 @@ use crate::estimate::{
 };
 use crate::formats::arpa::{check_arpa_tokens, ArpaFile, ArpaWriter, WordsOfRows};
 use crate::util::float_format::log10_f32;
+use crate::util::growing_file::GrowingFile;
 use crate::util::job::Job;
 use crate::util::spill::{
     KeyOrder, Layout, RecordReader, RecordStream, RecordWriter, Records, Sorter, WorkDir, PAD,
@@ -263,7 +264,8 @@ fn interpolate_and_write(
 
 /// Writes the last two sections, ready at once: the highest order's lines (from its
 /// probabilities in prefix order) go to a piece in the work directory while section N-1
-/// (`before_last`) is written, then are copied after it.
+/// (`before_last`) is written; then the piece is copied after it as it grows (most of it is
+/// written by then, and the rest is copied while it is).
 fn write_last_sections(
     before_last: Section,
     last: RecordStream,
@@ -274,11 +276,16 @@ fn write_last_sections(
     let name = out.path().to_string();
     let piece = dir.file("last-section");
     let piece_name = piece.display().to_string();
+    let file = std::fs::File::create(&piece).map_err(Error::io(&piece_name))?;
+    let reader = std::fs::File::open(&piece).map_err(Error::io(&piece_name))?;
+    let growing = GrowingFile::new();
     let (written, piece_written) = std::thread::scope(|s| {
         let piece_written = s.spawn(|| {
-            let file = std::fs::File::create(&piece).map_err(Error::io(&piece_name))?;
-            let mut lines =
-                ArpaWriter::piece(BufWriter::with_capacity(1 << 20, file), order, order);
+            let mut lines = ArpaWriter::piece(
+                BufWriter::with_capacity(1 << 20, growing.writer(file)),
+                order,
+                order,
+            );
             write_section(
                 &mut lines,
                 order,
@@ -293,18 +300,19 @@ fn write_last_sections(
                 .and_then(|mut file| file.flush())
                 .map_err(Error::io(&piece_name))
         });
-        let written = before_last.write(out, globals, vocab, job, &name);
+        let written = before_last
+            .write(out, globals, vocab, job, &name)
+            .and_then(|()| {
+                out.section(order)
+                    .and_then(|()| growing.follow(reader, |lines| out.append(lines)))
+                    .map_err(Error::io(&name))
+            });
         (written, join_thread(piece_written))
     });
-    written?;
+    // a failed piece ends the copy early: its error is the one to report
     piece_written?;
-    let mut lines = std::fs::File::open(&piece).map_err(Error::io(&piece_name))?;
-    let bytes = out
-        .section(order)
-        .and_then(|()| out.append(&mut lines))
-        .map_err(Error::io(&name))?;
+    let bytes = written?;
     dir.wrote(usize::try_from(bytes).unwrap_or(usize::MAX));
-    drop(lines);
     std::fs::remove_file(&piece).map_err(Error::io(&piece_name))
 }
 
