@@ -228,20 +228,6 @@ impl SortedIndex {
         }
     }
 
-    fn as_mut_slice(&mut self) -> &mut [u32] {
-        match self {
-            SortedIndex::InKeys { keys, len } => &mut bytemuck::cast_slice_mut(keys)[..*len],
-            SortedIndex::Own(index) => index,
-        }
-    }
-
-    fn truncate(&mut self, n: usize) {
-        match self {
-            SortedIndex::InKeys { len, .. } => *len = (*len).min(n),
-            SortedIndex::Own(index) => index.truncate(n),
-        }
-    }
-
     /// Gives the memory of the keys back to `pool`.
     fn recycle(self, pool: &KeyArrays) {
         if let SortedIndex::InKeys { keys, .. } = self {
@@ -559,11 +545,7 @@ impl<'d> Sorter<'d> {
         let (layout, combine) = (self.layout, self.combine);
         let pool = Arc::clone(&self.dir.keys);
         self.pending = Some(std::thread::spawn(move || {
-            let mut index = sorted_index(&buffer, layout, &pool);
-            if combine {
-                let kept = combine_in_place(&mut buffer, index.as_mut_slice(), layout)?;
-                index.truncate(kept);
-            }
+            let index = sorted_index(&mut buffer, layout, combine, &pool)?;
             let mut out =
                 BufWriter::with_capacity(1 << 20, File::create(&path).map_err(Error::io(&path))?);
             let written = run_codec::write_run(&buffer, index.as_slice(), &layout, &mut out);
@@ -699,10 +681,15 @@ impl Drop for Sorter<'_> {
 }
 
 /// The numbers of `buffer`'s records in sorted order (sorted in an array of keys from `pool`
-/// where they pack into 128 bits with the number).
-fn sorted_index(buffer: &[u32], layout: Layout, pool: &KeyArrays) -> SortedIndex {
+/// where they pack into 128 bits with the number); with `combine`, only the first record of
+/// each key, with the counts of the others added to it (see [`combine_in_place`]).
+fn sorted_index(
+    buffer: &mut [u32],
+    layout: Layout,
+    combine: bool,
+    pool: &KeyArrays,
+) -> Result<SortedIndex> {
     let width = layout.width;
-    let record = |i: u32| &buffer[i as usize * width..(i as usize + 1) * width];
     let records = buffer.len() / width;
     // bits of a record's index
     let index_bits = 32 - (records.saturating_sub(1) as u32).leading_zeros();
@@ -718,14 +705,12 @@ fn sorted_index(buffer: &[u32], layout: Layout, pool: &KeyArrays) -> SortedIndex
                     .map(|(i, r)| packed.key(r) << index_bits | i as u128),
             );
             keys.par_sort_unstable();
-            // the numbers overwrite the keys front to back: number k (bytes 4k..4k + 4) lies
-            // in key k / 4, read before
-            let mask = (1u128 << index_bits) - 1;
-            for k in 0..records {
-                let number = (keys[k] & mask) as u32;
-                bytemuck::cast_slice_mut::<u128, u32>(&mut keys)[k] = number;
-            }
-            SortedIndex::InKeys { keys, len: records }
+            let len = numbers_over_keys(
+                &mut keys[..records],
+                index_bits,
+                combine.then_some((buffer, layout)),
+            )?;
+            Ok(SortedIndex::InKeys { keys, len })
         }
         Some(packed) => {
             // the keys as 128-bit integers that compare as the records do: a fast sort
@@ -736,14 +721,69 @@ fn sorted_index(buffer: &[u32], layout: Layout, pool: &KeyArrays) -> SortedIndex
                     .map(|(i, r)| (packed.key(r), i as u32)),
             );
             keys.par_sort_unstable_by_key(|&(k, _)| k);
-            SortedIndex::Own(keys.into_iter().map(|(_, i)| i).collect())
+            let index = keys.into_iter().map(|(_, i)| i).collect();
+            combined(buffer, index, layout, combine)
         }
         None => {
             let mut index: Vec<u32> = (0..records as u32).collect();
+            let record = |i: u32| &buffer[i as usize * width..(i as usize + 1) * width];
             index.par_sort_unstable_by(|&a, &b| layout.compare(record(a), record(b)));
-            SortedIndex::Own(index)
+            combined(buffer, index, layout, combine)
         }
     }
+}
+
+/// `index` (the numbers of `buffer`'s records in sorted order), combined if `combine`.
+fn combined(
+    buffer: &mut [u32],
+    mut index: Vec<u32>,
+    layout: Layout,
+    combine: bool,
+) -> Result<SortedIndex> {
+    if combine {
+        let kept = combine_in_place(buffer, &mut index, layout)?;
+        index.truncate(kept);
+    }
+    Ok(SortedIndex::Own(index))
+}
+
+/// Writes the record numbers held in the low `index_bits` of the sorted `keys` over them, as
+/// `u32`s from the front (number k, bytes 4k..4k + 4, lies in key k / 4, read before); returns
+/// how many. With `combine` (the records and their layout), records of equal keys are combined
+/// as [`combine_in_place`] does, but found equal by their packed keys, side by side: only the
+/// records of repeated keys are read (their counts added).
+fn numbers_over_keys(
+    keys: &mut [u128],
+    index_bits: u32,
+    combine: Option<(&mut [u32], Layout)>,
+) -> Result<usize> {
+    let mask = (1u128 << index_bits) - 1;
+    let number = |key: u128| (key & mask) as u32;
+    let Some((buffer, layout)) = combine else {
+        for k in 0..keys.len() {
+            let n = number(keys[k]);
+            bytemuck::cast_slice_mut::<u128, u32>(keys)[k] = n;
+        }
+        return Ok(keys.len());
+    };
+    let count = |n: u32| n as usize * layout.width + layout.key_len;
+    let mut kept = 0;
+    let mut first: Option<(u128, u32)> = None;
+    for k in 0..keys.len() {
+        let (key, n) = (keys[k] >> index_bits, number(keys[k]));
+        match first {
+            Some((first_key, first_n)) if first_key == key => {
+                let more = buffer[count(n)];
+                add_count(&mut buffer[count(first_n)], more)?;
+            }
+            _ => {
+                bytemuck::cast_slice_mut::<u128, u32>(keys)[kept] = n;
+                kept += 1;
+                first = Some((key, n));
+            }
+        }
+    }
+    Ok(kept)
 }
 
 /// Combines the records of equal keys of `buffer` (sorted by `index`): adds their counts (the
@@ -1096,7 +1136,7 @@ mod tests {
     }
 
     #[test]
-    fn packed_keys_sort_as_the_layout_compares() {
+    fn packed_keys_sort_and_combine_as_the_layout_compares() {
         // small ids with padding (keys and index packed in 128 bits), 23-bit ids (keys and
         // index in 128 bits only in base max + 2), 24-bit ids (keys packed alone) and ids too
         // large for a 5-word key in 128 bits (compared); one pool of key arrays for all, so
@@ -1113,12 +1153,13 @@ mod tests {
                 let layout = Layout::new(len, 1, order);
                 let mut buffer = Vec::new();
                 for i in 0..20_000u32 {
-                    let h = i.wrapping_mul(2_654_435_761);
+                    // each key about three times
+                    let h = (i % 7000).wrapping_mul(2_654_435_761);
                     for j in 0..len as u32 {
                         let w = (h >> (j * 3)) % 11;
                         buffer.push(if w == 10 { PAD } else { w * (scale / 10) });
                     }
-                    buffer.push(1);
+                    buffer.push(i % 3 + 1);
                 }
                 let packed = PackedKeys::for_records(&buffer, layout, 0);
                 assert_eq!(packed.is_some(), scale < (1 << 25), "{len} {scale}");
@@ -1130,9 +1171,9 @@ mod tests {
                     scale == 5 << 20 || scale == 1 << 24,
                     "{len} {scale}"
                 );
+                let index = sorted_index(&mut buffer, layout, false, &pool).unwrap();
                 let mut expected: Vec<&[u32]> = buffer.chunks_exact(len + 1).collect();
                 expected.sort_by(|a, b| layout.compare(a, b));
-                let index = sorted_index(&buffer, layout, &pool);
                 let got: Vec<&[u32]> = index
                     .as_slice()
                     .iter()
@@ -1142,6 +1183,26 @@ mod tests {
                     assert_eq!(layout.compare(g, e), Ordering::Equal);
                 }
                 assert_eq!(got.len(), expected.len());
+                index.recycle(&pool);
+                // combined: the first record of each key, with the counts of all added up
+                let mut expected: Vec<Vec<u32>> =
+                    buffer.chunks_exact(len + 1).map(<[u32]>::to_vec).collect();
+                expected.sort_by(|a, b| layout.compare(a, b));
+                expected.dedup_by(|b, a| {
+                    let equal = layout.compare(a, b) == Ordering::Equal;
+                    if equal {
+                        a[len] += b[len];
+                    }
+                    equal
+                });
+                let index = sorted_index(&mut buffer, layout, true, &pool).unwrap();
+                let got: Vec<Vec<u32>> = index
+                    .as_slice()
+                    .iter()
+                    .map(|&i| buffer[i as usize * (len + 1)..][..=len].to_vec())
+                    .collect();
+                assert!(got.len() < 20_000, "{len} {scale}: some keys repeat");
+                assert_eq!(got, expected, "{len} {scale} {order:?}");
                 index.recycle(&pool);
             }
         }
