@@ -1102,6 +1102,20 @@ mod tests {
         out
     }
 
+    /// `records` sorted as `layout` compares them, those of equal keys combined into the first
+    /// (counts, the first payload word, added): what a combining [`Sorter`] gives.
+    fn sorted_and_combined(mut records: Vec<Vec<u32>>, layout: Layout) -> Vec<Vec<u32>> {
+        records.sort_by(|a, b| layout.compare(a, b));
+        records.dedup_by(|b, a| {
+            let equal = layout.compare(a, b) == Ordering::Equal;
+            if equal {
+                a[layout.key_len] += b[layout.key_len];
+            }
+            equal
+        });
+        records
+    }
+
     fn records(n: u32) -> Vec<[u32; 3]> {
         // pseudo-random keys with many repeats
         (0..n)
@@ -1185,16 +1199,10 @@ mod tests {
                 assert_eq!(got.len(), expected.len());
                 index.recycle(&pool);
                 // combined: the first record of each key, with the counts of all added up
-                let mut expected: Vec<Vec<u32>> =
-                    buffer.chunks_exact(len + 1).map(<[u32]>::to_vec).collect();
-                expected.sort_by(|a, b| layout.compare(a, b));
-                expected.dedup_by(|b, a| {
-                    let equal = layout.compare(a, b) == Ordering::Equal;
-                    if equal {
-                        a[len] += b[len];
-                    }
-                    equal
-                });
+                let expected = sorted_and_combined(
+                    buffer.chunks_exact(len + 1).map(<[u32]>::to_vec).collect(),
+                    layout,
+                );
                 let index = sorted_index(&mut buffer, layout, true, &pool).unwrap();
                 let got: Vec<Vec<u32>> = index
                     .as_slice()
@@ -1263,15 +1271,7 @@ mod tests {
                     sorter.push(r).unwrap();
                 }
                 let merged = collect(sorter.finish().unwrap());
-                let mut expected = input.clone();
-                expected.sort_by(|a, b| layout.compare(a, b));
-                expected.dedup_by(|b, a| {
-                    let equal = layout.compare(a, b) == Ordering::Equal;
-                    if equal {
-                        a[key_len] += b[key_len];
-                    }
-                    equal
-                });
+                let expected = sorted_and_combined(input, layout);
                 assert_eq!(merged, expected, "{key_len} words, {order:?}");
             }
         }
