@@ -175,6 +175,11 @@ fn line_words<'a>(line: &'a str, out: &mut Vec<&'a str>) {
             i += c.len_utf8();
         } else {
             let mut j = i + c.len_utf8();
+            // (ASCII letters and digits never end a word: skipped without the tests)
+            let bytes = line.as_bytes();
+            while bytes.get(j).is_some_and(u8::is_ascii_alphanumeric) {
+                j += 1;
+            }
             while !word_ends_at(line, j) {
                 j += char_at(line, j).map_or(0, char::len_utf8);
             }
@@ -186,7 +191,14 @@ fn line_words<'a>(line: &'a str, out: &mut Vec<&'a str>) {
 
 /// `PunktBaseClass._tokenize_words`: the tokens of the lines that are not blank.
 fn words(text: &str) -> Vec<&str> {
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(4);
+    // (a Punkt context is most often one line)
+    if memchr::memchr(b'\n', text.as_bytes()).is_none() {
+        if !py_is_blank(text) {
+            line_words(text, &mut out);
+        }
+        return out;
+    }
     for line in text.split('\n') {
         if !py_is_blank(line) {
             line_words(line, &mut out);
@@ -212,6 +224,8 @@ fn lowercased(s: &str) -> Cow<'_, str> {
     let unchanged = s.chars().all(|c| {
         if c.is_ascii() {
             !c.is_ascii_uppercase()
+        } else if ('\u{df}'..='\u{ff}').contains(&c) {
+            true // Latin-1's lowercase letters (and `÷`): left alone
         } else {
             let mut lower = c.to_lowercase();
             lower.next() == Some(c) && lower.next().is_none()
@@ -331,9 +345,10 @@ impl Punkt {
             t.ellipsis = true;
         } else if t.period_final && !tok.ends_with("..") {
             let stem = lowercased(&tok[..tok.len() - 1]);
-            let last = stem.rsplit('-').next().unwrap_or("");
-            if self.params.abbrev_types.contains(&*stem) || self.params.abbrev_types.contains(last)
-            {
+            let abbrev = &self.params.abbrev_types;
+            // the stem, or its last part after a `-` (the same when there is none)
+            let last = stem.rfind('-').map(|k| &stem[k + 1..]);
+            if abbrev.contains(&*stem) || last.is_some_and(|l| abbrev.contains(l)) {
                 t.abbr = true;
             } else {
                 t.sentbreak = true;
@@ -671,6 +686,16 @@ mod tests {
         for word in ["Abc", "AÇÃO", "ΟΔΟΣ", "İ", "Ǆ"] {
             assert_eq!(lowercased(word), word.to_lowercase(), "{word}");
             assert!(matches!(lowercased(word), Cow::Owned(_)), "{word}");
+        }
+        // every Latin-1 character: the fast path agrees with `to_lowercase`
+        for c in '\u{80}'..='\u{ff}' {
+            let word = c.to_string();
+            let unchanged = word.to_lowercase() == word;
+            assert_eq!(
+                matches!(lowercased(&word), Cow::Borrowed(_)),
+                unchanged,
+                "{c}"
+            );
         }
     }
 }
