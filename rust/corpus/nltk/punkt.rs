@@ -18,6 +18,7 @@
 //! offsets of the same string, so the spans are the same sentences).
 
 use std::borrow::Cow;
+use std::ops::Range;
 
 use super::chars::{
     is_ascii_whitespace, is_digit, is_py_lower, is_py_upper, is_space, is_word_not_digit,
@@ -483,9 +484,15 @@ struct Candidate {
 
 /// `period_context_re().finditer(text)`: each `[.?!]` followed by a non-word character, or by
 /// whitespace and a token; yields (start, end of after_tok, start of next_tok).
-fn period_contexts(text: &str) -> impl Iterator<Item = (usize, usize, Option<usize>)> + '_ {
+/// Only those whose `[.?!]` lies in `part` are yielded (their lookahead may go past it).
+fn period_contexts(
+    text: &str,
+    part: Range<usize>,
+) -> impl Iterator<Item = (usize, usize, Option<usize>)> + '_ {
     let bytes = text.as_bytes();
-    memchr::memchr3_iter(b'.', b'?', b'!', bytes).filter_map(move |p| {
+    let from = part.start;
+    memchr::memchr3_iter(b'.', b'?', b'!', &bytes[part]).filter_map(move |p| {
+        let p = from + p;
         let after = p + 1;
         let c = char_at(text, after)?;
         if is_non_word(c) {
@@ -507,20 +514,64 @@ fn period_contexts(text: &str) -> impl Iterator<Item = (usize, usize, Option<usi
     })
 }
 
-/// `_match_potential_end_contexts`.
+/// `_match_potential_end_contexts`. A long text is cut into parts, one per core, each scanned
+/// on its own (see [`part_starts`] for why the result is the same).
 fn candidates(text: &str) -> Vec<Candidate> {
+    use rayon::prelude::*;
+    /// Bytes of text from which the scan is cut into parts.
+    const PARALLEL_FROM: usize = 1 << 20;
+    if text.len() < PARALLEL_FROM {
+        return candidates_in(text, 0..text.len());
+    }
+    let starts = part_starts(text, rayon::current_num_threads());
+    let parts: Vec<Vec<Candidate>> = starts
+        .par_windows(2)
+        .map(|w| candidates_in(text, w[0]..w[1]))
+        .collect();
+    parts.into_iter().flatten().collect()
+}
+
+/// The starts of the parts of `text` to scan for [`candidates`] (0 first), then its length:
+/// about `parts` of equal size, each but the first starting after an ASCII whitespace
+/// character (past byte 1). The scan of a part can then start afresh: between the first
+/// `[.?!]` of a part and any match before it lies that whitespace, so the word of the first
+/// starts after the last whitespace before it, whatever came earlier (the whitespace index of
+/// `_get_last_whitespace_index` is above 0), and the last match of the part before is kept
+/// (its word ends before this one starts), as that part keeps it at its end.
+fn part_starts(text: &str, parts: usize) -> Vec<usize> {
+    let bytes = text.as_bytes();
+    let mut starts = vec![0];
+    for k in 1..parts {
+        let from = (text.len() * k / parts).max(*starts.last().expect("not empty") + 2);
+        let Some(at) = bytes.get(from..).and_then(|rest| {
+            rest.iter()
+                .position(|&b| is_ascii_whitespace(char::from(b)))
+        }) else {
+            break;
+        };
+        starts.push(from + at + 1);
+    }
+    starts.push(text.len());
+    starts.dedup();
+    starts
+}
+
+/// [`candidates`] of the `[.?!]` in `part` of `text`, which starts at 0 or after an ASCII
+/// whitespace character (see [`part_starts`]).
+fn candidates_in(text: &str, part: Range<usize>) -> Vec<Candidate> {
+    let from = part.start;
     let mut out = Vec::new();
     let mut previous: Option<(usize, usize, Option<usize>)> = None;
-    let mut previous_slice = (0usize, 0usize);
-    for m in period_contexts(text) {
+    // (the first match of a later part looks back to the whitespace before the part, at an
+    // index of 0 when it is the last: the word starts at the part)
+    let mut previous_slice = (from, from.saturating_sub(1));
+    for m in period_contexts(text, part) {
         let (start, _, _) = m;
         let before = &text[previous_slice.1..start];
-        // `_get_last_whitespace_index`: an index 0 reads as "not found".
-        let index = before.rfind(is_ascii_whitespace).unwrap_or(0);
-        let word_start = if index != 0 {
-            previous_slice.1 + index + 1
-        } else {
-            previous_slice.0
+        // `_get_last_whitespace_index`: an index 0 reads as "not found"
+        let word_start = match before.rfind(is_ascii_whitespace) {
+            Some(index) if index != 0 => previous_slice.1 + index + 1,
+            _ => previous_slice.0,
         };
         if let Some(prev) = previous {
             if previous_slice.1 <= word_start {
@@ -672,6 +723,35 @@ mod tests {
         ];
         for (text, expected) in cases {
             assert_eq!(multi_char_at(text, 0), expected, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn candidates_of_parts_are_those_of_the_whole_text() {
+        let fields = |c: &[Candidate]| -> Vec<(usize, Option<usize>, Span)> {
+            c.iter().map(|c| (c.end, c.next_token, c.context)).collect()
+        };
+        let pieces = [
+            ".", "!", "?", " ", "  ", "\n", "a", "Bc", "\"", ")", "é", "..", "\t",
+        ];
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        for _ in 0..20_000 {
+            let mut text = String::new();
+            for _ in 0..(state % 24) {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                text.push_str(pieces[(state % pieces.len() as u64) as usize]);
+            }
+            let whole = fields(&candidates_in(&text, 0..text.len()));
+            for parts in 2..6 {
+                let starts = part_starts(&text, parts);
+                let joined: Vec<Candidate> = starts
+                    .windows(2)
+                    .flat_map(|w| candidates_in(&text, w[0]..w[1]))
+                    .collect();
+                assert_eq!(fields(&joined), whole, "{text:?} in {starts:?}");
+            }
         }
     }
 
