@@ -193,17 +193,16 @@ fn line_words<'a>(line: &'a str, out: &mut Vec<&'a str>) {
 /// `PunktBaseClass._tokenize_words`: the tokens of the lines that are not blank.
 fn words(text: &str) -> Vec<&str> {
     let mut out = Vec::with_capacity(4);
-    // (a Punkt context is most often one line)
-    if memchr::memchr(b'\n', text.as_bytes()).is_none() {
-        if !py_is_blank(text) {
-            line_words(text, &mut out);
-        }
-        return out;
-    }
-    for line in text.split('\n') {
+    let mut push_line = |line| {
         if !py_is_blank(line) {
             line_words(line, &mut out);
         }
+    };
+    // (a Punkt context is most often one line: not split then)
+    if memchr::memchr(b'\n', text.as_bytes()).is_none() {
+        push_line(text);
+    } else {
+        text.split('\n').for_each(push_line);
     }
     out
 }
