@@ -11,7 +11,7 @@
 //! The advice is only a hint: where the kernel has no huge pages, or refuses the advice, memory
 //! behaves as before and nothing else changes. On other systems the functions do nothing.
 //!
-//! One `unsafe` block: the `madvise` call in [`advise_range`].
+//! Two `unsafe` blocks: the `madvise` calls in [`advise_range`] and [`release_beyond`].
 
 use rayon::prelude::*;
 
@@ -82,6 +82,33 @@ pub fn populate_mapping(map: &memmap2::Mmap) {
     }
     #[cfg(not(target_os = "linux"))]
     let _ = map;
+}
+
+/// Gives the whole pages of `v`'s memory past its first `len` items back to the kernel, which
+/// fills them with zeros if they are touched again: for a vector kept for reuse and taken for
+/// fewer items, so that its unused part stops counting as the process's memory. Items past
+/// `len` must not be read before they are written again (as for any vector's spare capacity).
+pub fn release_beyond<T>(v: &Vec<T>, len: usize) {
+    #[cfg(target_os = "linux")]
+    {
+        const PAGE: usize = 4096;
+        let start = v.as_ptr() as usize;
+        let first = (start + len.min(v.capacity()) * size_of::<T>()).next_multiple_of(PAGE);
+        let end = (start + v.capacity() * size_of::<T>()) / PAGE * PAGE;
+        if end.saturating_sub(first) < WORTH_IT || v.len() > len {
+            return;
+        }
+        // SAFETY: MADV_DONTNEED on private anonymous memory drops the pages' contents, which
+        // later reads see as zeros; the range lies inside `v`'s allocation (rounded inward to
+        // page boundaries) and past its `len` items, none of which holds an initialized item
+        // (`v.len() <= len`), so no value is changed and the allocator's bookkeeping, outside
+        // the allocation, is untouched. An error leaves the memory as it was.
+        unsafe {
+            libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_DONTNEED);
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (v, len, WORTH_IT);
 }
 
 /// `MADV_HUGEPAGE` on the whole pages inside `[start, start + len)`, an allocation of ours.

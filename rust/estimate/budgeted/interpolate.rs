@@ -253,6 +253,8 @@ fn interpolate_and_write(
         };
         lower = interpolated?;
     }
+    // no sort is left to run: the arrays kept for them are let go
+    dir.free_sort_memory();
     write_last_sections(
         to_write,
         lower.prefix_sorted,

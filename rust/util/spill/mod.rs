@@ -18,16 +18,18 @@ use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use rayon::prelude::*;
 
+mod recycled;
 mod run_codec;
 
 use crate::error::{Error, Result};
 use crate::util::huge_pages;
 use crate::util::prefetch::prefetch_ahead;
 use crate::util::words::{copy_words, extend_words};
+use recycled::Recycled;
 use run_codec::FrameReader;
 
 /// A key word that is no token id: fills the left of a shorter n-gram's key, and sorts after
@@ -131,7 +133,9 @@ pub struct WorkDir {
     runs: AtomicUsize,
     bytes: AtomicU64,
     /// The sort keys of runs written, kept for the next runs.
-    keys: Arc<KeyArrays>,
+    keys: Arc<Recycled<u128>>,
+    /// The record buffers of sorters finished, kept for the next sorters.
+    buffers: Recycled<u32>,
 }
 
 impl WorkDir {
@@ -148,6 +152,7 @@ impl WorkDir {
             runs: AtomicUsize::new(0),
             bytes: AtomicU64::new(0),
             keys: Arc::default(),
+            buffers: Recycled::default(),
         })
     }
 
@@ -166,6 +171,13 @@ impl WorkDir {
         self.bytes.fetch_add(bytes as u64, Relaxed);
     }
 
+    /// Frees the arrays kept for later sorts (record buffers and sort keys): once no sorter
+    /// will fill again, they would only hold memory.
+    pub fn free_sort_memory(&self) {
+        self.buffers.clear();
+        self.keys.clear();
+    }
+
     /// A new file name in the directory (the file is not created).
     pub fn file(&self, what: &str) -> PathBuf {
         let n = self.next.fetch_add(1, Relaxed);
@@ -176,40 +188,6 @@ impl WorkDir {
 impl Drop for WorkDir {
     fn drop(&mut self) {
         let _ = fs::remove_dir_all(&self.path);
-    }
-}
-
-/// Arrays of sort keys that runs were sorted in, free for the next runs: fresh memory is slow to
-/// touch the first time (on a virtual machine every fresh page is a fault in the host too), and
-/// a run's keys take 16 bytes a record. The pool holds no more arrays than were in use at once.
-#[derive(Debug, Default)]
-struct KeyArrays(Mutex<Vec<Vec<u128>>>);
-
-impl KeyArrays {
-    /// An empty array with room for `n` keys: the smallest free one that has it, or a new one
-    /// (for which the smallest free one, too small, is let go: the pool never holds more arrays
-    /// than were in use at once, and keeps those most likely to fit).
-    fn take(&self, n: usize) -> Vec<u128> {
-        let mut free = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        // (a few arrays: as many as sorts run at once)
-        free.sort_unstable_by_key(Vec::capacity);
-        if let Some(i) = free.iter().position(|keys| keys.capacity() >= n) {
-            return free.remove(i);
-        }
-        if !free.is_empty() {
-            free.remove(0);
-        }
-        drop(free);
-        huge_pages::vec_with_capacity(n)
-    }
-
-    /// Gives `keys` back for later runs.
-    fn put(&self, mut keys: Vec<u128>) {
-        keys.clear();
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(keys);
     }
 }
 
@@ -229,7 +207,7 @@ impl SortedIndex {
     }
 
     /// Gives the memory of the keys back to `pool`.
-    fn recycle(self, pool: &KeyArrays) {
+    fn recycle(self, pool: &Recycled<u128>) {
         if let SortedIndex::InKeys { keys, .. } = self {
             pool.put(keys);
         }
@@ -487,10 +465,11 @@ impl<'d> Sorter<'d> {
     pub fn new(layout: Layout, combine: bool, budget: usize, dir: &'d WorkDir, name: &str) -> Self {
         // the buffer filling, and the one being spilled: itself and the sort keys of its
         // records (a packed key and an index, 36 bytes at most; the keys' array is kept for
-        // later runs, see `KeyArrays`); and a buffer's worth in reserve (it held the combined
+        // later runs, see `Recycled`); and a buffer's worth in reserve (it held the combined
         // copy of a run before counts were combined in place), which keeps the 5-gram of
         // Gutenberg at 1.64-1.69 GB under a 2 GiB budget, 0.89 GB under 1 GiB (November 28;
-        // 1.76-1.83 GB under 2 GiB since November 29, the vocabulary's share counted closer)
+        // 1.76-1.83 GB under 2 GiB since November 29, the vocabulary's share counted closer;
+        // 1.60-1.61 GB once buffers and keys are reused, the pages they do not need given back)
         let capacity = (budget / (3 * layout.bytes() + 36)).max(4096);
         Sorter {
             layout,
@@ -519,19 +498,16 @@ impl<'d> Sorter<'d> {
         Ok(())
     }
 
-    /// The spare buffer, or a new one.
+    /// The spare buffer, or one from the work directory's pool (see [`Recycled`]).
     fn empty_buffer(&mut self) -> Result<Vec<u32>> {
         if self.spare.capacity() > 0 {
             return Ok(std::mem::take(&mut self.spare));
         }
         let words = self.capacity * self.layout.width;
-        huge_pages::try_vec_with_capacity(words).map_err(|_| {
-            Error::invalid(format!(
-                "cannot allocate a sort buffer of {} MiB for the memory budget: give a smaller \
-                 budget (-S / memory=)",
-                (words * 4) >> 20
-            ))
-        })
+        self.dir
+            .buffers
+            .take(words)
+            .map_err(|_| no_sort_memory("a sort buffer", words * 4))
     }
 
     /// Hands the full buffer to a background thread that sorts it and writes it as a run
@@ -565,7 +541,8 @@ impl<'d> Sorter<'d> {
             let (path, bytes, buffer) = pending
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
-            self.spare = buffer;
+            let spare = std::mem::replace(&mut self.spare, buffer);
+            self.dir.buffers.put(spare);
             self.runs.push(path);
             self.dir.runs.fetch_add(1, Relaxed);
             self.dir.wrote(bytes);
@@ -574,13 +551,15 @@ impl<'d> Sorter<'d> {
     }
 
     /// Sorts what is left, writes it as a last run and returns the merge of all runs: after
-    /// this the sorter's memory is free, and the stream holds only read buffers.
+    /// this the sorter's buffers are back in the work directory's pool, and the stream holds
+    /// only read buffers.
     pub fn finish(mut self) -> Result<RecordStream> {
         if !self.buffer.is_empty() {
             self.spill()?;
         }
         self.wait_for_run()?;
-        self.spare = Vec::new();
+        self.dir.buffers.put(std::mem::take(&mut self.spare));
+        self.dir.buffers.put(std::mem::take(&mut self.buffer));
         let runs = std::mem::take(&mut self.runs);
         let readers = runs
             .into_iter()
@@ -680,6 +659,15 @@ impl Drop for Sorter<'_> {
     }
 }
 
+/// The error of an allocation of `bytes` for `what` that failed.
+fn no_sort_memory(what: &str, bytes: usize) -> Error {
+    Error::invalid(format!(
+        "cannot allocate {what} of {} MiB for the memory budget: give a smaller budget \
+         (-S / memory=)",
+        bytes >> 20
+    ))
+}
+
 /// The numbers of `buffer`'s records in sorted order (sorted in an array of keys from `pool`
 /// where they pack into 128 bits with the number); with `combine`, only the first record of
 /// each key, with the counts of the others added to it (see [`combine_in_place`]).
@@ -687,7 +675,7 @@ fn sorted_index(
     buffer: &mut [u32],
     layout: Layout,
     combine: bool,
-    pool: &KeyArrays,
+    pool: &Recycled<u128>,
 ) -> Result<SortedIndex> {
     let width = layout.width;
     let records = buffer.len() / width;
@@ -697,7 +685,9 @@ fn sorted_index(
         Some(packed) if packed.bits + index_bits <= 128 => {
             // each key as a 128-bit integer that compares as the record does, with the record's
             // index in its low bits: the fastest sort (16-byte items)
-            let mut keys = pool.take(records);
+            let mut keys = pool
+                .take(records)
+                .map_err(|_| no_sort_memory("the keys of a sort", records * 16))?;
             keys.par_extend(
                 buffer
                     .par_chunks_exact(width)
@@ -1127,35 +1117,12 @@ mod tests {
     }
 
     #[test]
-    fn key_arrays_hand_out_the_smallest_fit_and_let_go_of_the_smallest() {
-        let pool = KeyArrays::default();
-        for n in [100, 300, 200] {
-            pool.put(Vec::with_capacity(n));
-        }
-        let capacities = |pool: &KeyArrays| {
-            let mut c: Vec<usize> = pool.0.lock().unwrap().iter().map(Vec::capacity).collect();
-            c.sort_unstable();
-            c
-        };
-        let fit = pool.take(150);
-        assert!((200..300).contains(&fit.capacity()), "{}", fit.capacity());
-        assert_eq!(capacities(&pool), [100, 300]);
-        pool.put(fit);
-        // none fits: a new array, and the smallest free one is let go
-        let new = pool.take(1000);
-        assert!(new.capacity() >= 1000 && new.is_empty());
-        let left = capacities(&pool);
-        assert_eq!(left.len(), 2);
-        assert!(left[0] >= 200 && left[1] >= 300, "{left:?}");
-    }
-
-    #[test]
     fn packed_keys_sort_and_combine_as_the_layout_compares() {
         // small ids with padding (keys and index packed in 128 bits), 23-bit ids (keys and
         // index in 128 bits only in base max + 2), 24-bit ids (keys packed alone) and ids too
         // large for a 5-word key in 128 bits (compared); one pool of key arrays for all, so
         // that later sorts reuse the arrays of earlier ones
-        let pool = KeyArrays::default();
+        let pool = Recycled::<u128>::default();
         for (len, scale) in [
             (3usize, 1000u32),
             (5, 1000),
