@@ -835,7 +835,9 @@ fn adjusted_counts(
             adj[upper.suffix(slot, key)].fetch_add(1, Relaxed);
         }
     });
-    let mut adj: Vec<u32> = huge_pages::par_collect(adj.into_par_iter().map(AtomicU32::into_inner));
+    // in place (a `Vec` collected from its own `into_iter` of items of the same layout keeps its
+    // memory): a copy would be fresh memory, which is slow to touch the first time
+    let mut adj: Vec<u32> = adj.into_iter().map(AtomicU32::into_inner).collect();
     if m == 1 {
         adj[BOS as usize] = counts.unigrams[BOS as usize];
     } else {
