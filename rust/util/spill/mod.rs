@@ -558,8 +558,8 @@ impl<'d> Sorter<'d> {
             self.spill()?;
         }
         self.wait_for_run()?;
+        // (the buffer being filled was handed to the last run: the spare is all that is left)
         self.dir.buffers.put(std::mem::take(&mut self.spare));
-        self.dir.buffers.put(std::mem::take(&mut self.buffer));
         let runs = std::mem::take(&mut self.runs);
         let readers = runs
             .into_iter()
