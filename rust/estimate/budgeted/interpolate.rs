@@ -188,7 +188,6 @@ fn interpolate_and_write(
         ..
     } = adjusted;
     let mut globals = Globals::new(&unigrams, count_of_counts, order, smoothing)?;
-    let name = out.path().to_string();
     let memory = memory / 2;
     let mut higher = higher.into_iter();
     // the contexts of the bigrams are the unigrams, whose weights stay in memory
@@ -206,62 +205,80 @@ fn interpolate_and_write(
         (memory, dir, job),
     )?;
     globals.unigrams.weight = unigram_weight;
-    let globals = &globals;
     let mut to_write = Section::Unigrams;
     let mut lower = bigrams;
     for m in 3..=order {
         let ngrams = higher
             .next()
             .expect("the adjusted counts hold every order above 1");
-        let out = &mut *out;
-        let name = name.as_str();
-        let Interpolated {
-            context_sorted,
-            prefix_sorted,
-        } = lower;
-        let (written, interpolated, weights) = std::thread::scope(|s| {
-            let written = s.spawn(move || to_write.write(out, globals, vocab, job, name));
-            let mut weights = Sorter::new(
-                Layout::new(m - 1, 2, KeyOrder::Prefix),
-                false,
-                memory,
-                dir,
-                "weights",
-            );
-            let mut row: Vec<u32> = Vec::with_capacity(m + 1);
-            let interpolated = interpolate_order(
-                globals,
-                (m, order),
-                smoothing,
-                ngrams,
-                context_sorted,
-                |context, gamma| {
-                    row.clear();
-                    extend_words(&mut row, context);
-                    row.extend_from_slice(&f64_words(gamma));
-                    weights.push(&row)
-                },
-                (memory, dir, job),
-            );
-            (join_thread(written), interpolated, weights.finish())
-        });
-        written?;
-        to_write = Section::Ngrams {
-            m: m - 1,
-            probs: Box::new(prefix_sorted),
-            weights: Some(Box::new(weights?)),
-        };
-        lower = interpolated?;
+        (to_write, lower) = interpolate_while_writing(
+            to_write,
+            (m, order, ngrams, lower),
+            (&globals, smoothing, vocab),
+            (memory, dir, job),
+            out,
+        )?;
     }
     // no sort is left to run: the arrays kept for them are let go
     dir.free_sort_memory();
     write_last_sections(
         to_write,
         lower.prefix_sorted,
-        (order, globals, vocab),
+        (order, &globals, vocab),
         (dir, job),
         out,
     )
+}
+
+/// One step of [`interpolate_and_write`]'s pipeline: `to_write` (section m-2) is written on a
+/// thread of its own while order m (`ngrams`) is interpolated on this one, joined with `lower`
+/// (order m-1's results), its contexts' weights sorted for section m-1. Returns section m-1,
+/// now ready to write, and order m's results.
+fn interpolate_while_writing(
+    to_write: Section,
+    (m, order, ngrams, lower): (usize, usize, RecordStream, Interpolated),
+    (globals, smoothing, vocab): (&Globals, &Smoothing, &Vocab),
+    (memory, dir, job): (usize, &WorkDir, &Job),
+    out: &mut ArpaFile,
+) -> Result<(Section, Interpolated)> {
+    let name = out.path().to_string();
+    let Interpolated {
+        context_sorted,
+        prefix_sorted,
+    } = lower;
+    let (written, interpolated, weights) = std::thread::scope(|s| {
+        let written = s.spawn(|| to_write.write(out, globals, vocab, job, &name));
+        let mut weights = Sorter::new(
+            Layout::new(m - 1, 2, KeyOrder::Prefix),
+            false,
+            memory,
+            dir,
+            "weights",
+        );
+        let mut row: Vec<u32> = Vec::with_capacity(m + 1);
+        let interpolated = interpolate_order(
+            globals,
+            (m, order),
+            smoothing,
+            ngrams,
+            context_sorted,
+            |context, gamma| {
+                row.clear();
+                extend_words(&mut row, context);
+                row.extend_from_slice(&f64_words(gamma));
+                weights.push(&row)
+            },
+            (memory, dir, job),
+        );
+        (join_thread(written), interpolated, weights.finish())
+    });
+    written?;
+    let section = Section::Ngrams {
+        m: m - 1,
+        probs: Box::new(prefix_sorted),
+        weights: Some(Box::new(weights?)),
+    };
+    Ok((section, interpolated?))
 }
 
 /// Writes the last two sections, ready at once: the highest order's lines (from its
