@@ -126,33 +126,26 @@ def estimate(args: argparse.Namespace, text: Path) -> dict:
         return [str(bin_ / "lmplz"), "-o", str(order), "-S", args.memory, "-T", str(work),
                 "--text", str(text), "--arpa", str(arpa)]  # fmt: skip
 
-    lm = [timed(lmplz(args.order, work / f"kenlm.o{args.order}.arpa")) for _ in range(args.repeats)]
-    fp = [
-        timed(
-            [
-                py,
-                "-c",
-                FIT,
-                str(text),
-                str(args.order),
-                str(work / f"fastppl.o{args.order}.arpa"),
-            ]
-        )
-        for _ in range(args.repeats)
-    ]
-    phases = [json.loads(r["stdout"]) for r in fp]
+    arpa = {name: work / f"{name}.o{args.order}.arpa" for name in ("kenlm", "fastppl")}
     budget_arpa = work / f"fastppl-budget.o{args.order}.arpa"
-    train = [
-        py,
-        "-c",
-        TRAIN,
-        str(text),
-        str(args.order),
-        str(budget_arpa),
-        args.memory,
-        str(work),
-    ]
-    budget = [timed(train) for _ in range(args.repeats)]
+    commands = {
+        "lmplz": (lmplz(args.order, arpa["kenlm"]), arpa["kenlm"]),
+        "fastppl": ([py, "-c", FIT, str(text), str(args.order), str(arpa["fastppl"])],
+                    arpa["fastppl"]),
+        "fastppl_budget": ([py, "-c", TRAIN, str(text), str(args.order), str(budget_arpa),
+                            args.memory, str(work)], budget_arpa),
+    }  # fmt: skip
+    # The three in turn, each repeat (the machine's speed drifts from hour to hour: runs one
+    # after the other would favour whichever came first in a slowing hour); each output is
+    # removed before its run, untimed, so that no program pays for freeing the 4.9 GB file the
+    # run before wrote (lmplz when it truncates it, fastppl when its rename replaces it).
+    runs: dict[str, list[dict]] = {name: [] for name in commands}
+    for _ in range(args.repeats):
+        for name, (cmd, out) in commands.items():
+            out.unlink(missing_ok=True)
+            runs[name].append(timed(cmd))
+    lm, fp, budget = runs["lmplz"], runs["fastppl"], runs["fastppl_budget"]
+    phases = [json.loads(r["stdout"]) for r in fp]
     budget_phases = [json.loads(r["stdout"]) for r in budget]
     return {
         "lmplz_seconds": median_of(lm, "seconds"),
