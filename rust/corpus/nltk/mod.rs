@@ -113,21 +113,15 @@ impl TokenBatch {
     }
 }
 
-/// Room for the types (distinct tokens) of `text_bytes` bytes of text, about: a type per 64
-/// bytes (Machado has one per 90), up to 2^16 (the types of larger texts grow more slowly: one
-/// per 310 bytes on a 64 MB Gutenberg shard), so that a table of them is seldom rebuilt as it
-/// grows.
-fn expected_types(text_bytes: usize) -> usize {
-    (text_bytes / 64).min(1 << 16)
-}
-
 /// The text's types met so far (spellings copied, so that each batch can go once handed over).
 struct TextTypes(Interner);
 
 impl TextTypes {
-    /// Room for the [`expected_types`] of `text_bytes` bytes of text.
+    /// Room for the types of `text_bytes` bytes of text, about: a type per 64 bytes (Machado
+    /// has one per 90), up to 2^16 (the types of larger texts grow more slowly: one per 310
+    /// bytes on a 64 MB Gutenberg shard), so that the index is seldom rebuilt as it grows.
     fn for_text(text_bytes: usize) -> Self {
-        let types = expected_types(text_bytes);
+        let types = (text_bytes / 64).min(1 << 16);
         TextTypes(Interner::with_capacity(types, 8 * types))
     }
 
@@ -393,8 +387,6 @@ impl Corpus {
         job.stage("splitting sentences", text.len() as u64)?;
         let pieces = pieces(punkt, text, grouping);
         job.stage("tokenizing", text.len() as u64)?;
-        let types = expected_types(text.len());
-        self.vocab.reserve(types, 8 * types);
         // Each type of a batch is looked up in the vocabulary on the worker threads (`known`);
         // a type not found there is interned by its first token (which checks it, and keeps the
         // vocabulary's ids in order of first occurrence); its other tokens reuse the id.
