@@ -38,16 +38,26 @@ fn key_positions(layout: &Layout) -> Vec<usize> {
         .collect()
 }
 
-/// Writes `x` in LEB128 at `bytes[*at..]` (which has room for 5 bytes) and moves `at` past it.
+/// Bytes past a frame's longest body that its buffer keeps: [`put_varint`] stores 8 bytes at a
+/// time.
+const SLACK: usize = 8;
+
+/// Writes `x` in LEB128 at `bytes[*at..]` (which has room for 8 bytes) and moves `at` past it:
+/// its 7-bit groups spread into bytes by shifts, the continuation bits set on all but the last,
+/// stored as one 8-byte word of which the bytes past the varint are overwritten later (no branch
+/// on the varint's length, which in a sorted run's keys changes from word to word).
 #[inline(always)]
-fn put_varint(bytes: &mut [u8], at: &mut usize, mut x: u32) {
-    while x >= 0x80 {
-        bytes[*at] = x as u8 | 0x80;
-        *at += 1;
-        x >>= 7;
-    }
-    bytes[*at] = x as u8;
-    *at += 1;
+fn put_varint(bytes: &mut [u8], at: &mut usize, x: u32) {
+    let len = varint_len(x);
+    let x = u64::from(x);
+    let spread = (x & 0x7f)
+        | (x & 0x3f80) << 1
+        | (x & 0x1f_c000) << 2
+        | (x & 0xfe0_0000) << 3
+        | (x & 0xf000_0000) << 4;
+    let continued = 0x80_8080_8080 & ((1u64 << (8 * (len - 1))) - 1);
+    bytes[*at..*at + 8].copy_from_slice(&(spread | continued).to_le_bytes());
+    *at += len;
 }
 
 #[inline]
@@ -106,7 +116,7 @@ fn encode_frame<const W: usize>(records: &[u32], layout: &Layout, out: &mut Vec<
     // written into room for the longest frame (1 + 5 bytes a word per record), cut to size
     // after: stores into a slice, not pushes that each check the vector's capacity
     let start = out.len();
-    out.resize(start + HEADER + count * (1 + 5 * width), 0);
+    out.resize(start + HEADER + count * (1 + 5 * width) + SLACK, 0);
     let bytes = &mut out[start + HEADER..];
     let mut at = 0;
     let zeros = vec![0u32; width];
@@ -164,7 +174,7 @@ pub fn write_run(
             .into_par_iter()
             .map(|f| {
                 let span = f * FRAME_RECORDS..((f + 1) * FRAME_RECORDS).min(count);
-                let mut bytes = Vec::with_capacity(HEADER + span.len() * (1 + 5 * width));
+                let mut bytes = Vec::with_capacity(HEADER + span.len() * (1 + 5 * width) + SLACK);
                 let index = &index[span];
                 with_fixed_len!(width, encode_gathered(records, index, layout, &mut bytes));
                 bytes
@@ -250,20 +260,33 @@ struct Bytes<'a> {
 }
 
 impl Bytes<'_> {
-    #[inline]
+    #[inline(always)]
     fn byte(&mut self) -> Option<u8> {
         let b = *self.bytes.get(self.at)?;
         self.at += 1;
         Some(b)
     }
 
-    #[inline]
+    #[inline(always)]
     fn varint(&mut self) -> Option<u32> {
-        // most words of a sorted run take one byte (differences, counts)
-        let first = *self.bytes.get(self.at)?;
-        if first < 0x80 {
-            self.at += 1;
-            return Some(u32::from(first));
+        // where 8 bytes are left: one load, the varint's end found from its stop bit and its
+        // 7-bit groups gathered by shifts (no branch on its length, which changes from word to
+        // word); bits past the 32nd are dropped, as below
+        if let Some(word) = self.bytes.get(self.at..self.at + 8) {
+            let word = u64::from_le_bytes(word.try_into().ok()?);
+            let stops = !word & 0x80_8080_8080;
+            if stops == 0 {
+                return None;
+            }
+            let len = stops.trailing_zeros() / 8 + 1;
+            let w = word & (u64::MAX >> (64 - 8 * len));
+            let x = (w & 0x7f)
+                | (w >> 1 & 0x3f80)
+                | (w >> 2 & 0x1f_c000)
+                | (w >> 3 & 0xfe0_0000)
+                | (w >> 4 & 0x7_f000_0000);
+            self.at += len as usize;
+            return Some(x as u32);
         }
         let mut x = 0u32;
         for shift in (0..35).step_by(7) {
@@ -276,7 +299,7 @@ impl Bytes<'_> {
         None
     }
 
-    #[inline]
+    #[inline(always)]
     fn raw(&mut self) -> Option<u32> {
         let b = self.bytes.get(self.at..self.at + 4)?;
         self.at += 4;
@@ -300,16 +323,22 @@ fn decode_frame<const W: usize>(
     for r in 0..count {
         let (before, rest) = records.split_at_mut(r * width);
         let record = &mut rest[..width];
-        if r > 0 {
-            record.copy_from_slice(&before[before.len() - width..]);
-        }
+        // the words this record shares with the one before (zeros before the first), copied one
+        // by one: a wider copy of the record just written would wait for its word-wide stores
+        let previous = before
+            .get(before.len().wrapping_sub(width)..)
+            .unwrap_or(&[]);
+        let previous = |i: usize| previous.get(i).copied().unwrap_or(0);
         let shared = usize::from(input.byte()?);
         if shared > key_len {
             return None;
         }
+        for &i in &positions[..shared] {
+            record[i] = previous(i);
+        }
         if shared < key_len {
             let i = positions[shared];
-            record[i] = record[i].wrapping_add(input.varint()?);
+            record[i] = previous(i).wrapping_add(input.varint()?);
             for &i in &positions[shared + 1..] {
                 record[i] = input.varint()?;
             }
