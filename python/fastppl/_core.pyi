@@ -18,6 +18,7 @@ __all__ = [
     "Corpus",
     "NGramModel",
     "PunktModel",
+    "Scores",
     "__version__",
     "canonical_binary",
     "count_ngrams",
@@ -264,7 +265,7 @@ class NGramModel:
         oov: str = "unk",
         token_logprobs: bool = False,
         progress: _ProgressCallback | None = None,
-    ) -> dict[str, npt.NDArray[np.float64] | npt.NDArray[np.uint32]]: ...
+    ) -> Scores: ...
     def evaluate_texts(
         self,
         texts: list[str],
@@ -274,9 +275,16 @@ class NGramModel:
         skip_line_prefixes: list[str] = ...,
         lowercase: bool = False,
         oov: str = "unk",
-    ) -> tuple[
-        dict[str, npt.NDArray[np.float64] | npt.NDArray[np.uint32]], npt.NDArray[np.uint64]
-    ]: ...
+    ) -> Scores: ...
+
+@final
+class Scores:
+    """An evaluation's per-sentence scores and its documents' sentence offsets, kept in Rust."""
+
+    def totals(self, skip_oov: bool) -> tuple[float, int, int, int]: ...
+    def arrays(
+        self, skip_oov: bool
+    ) -> dict[str, npt.NDArray[np.float64] | npt.NDArray[np.int64]]: ...
 
 @final
 class ContextScorer:

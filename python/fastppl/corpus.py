@@ -7,9 +7,7 @@ import dataclasses
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import AnyStr, NoReturn
-
-import numpy as np
+from typing import TYPE_CHECKING, AnyStr, NoReturn
 
 from fastppl import _core
 from fastppl._checks import check_int
@@ -29,6 +27,9 @@ from fastppl.text import (
     tokenize_text,
 )
 from fastppl.tokenize import ENGINES, Engine, punkt_model
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def _checked_tokenizer(tokenizer: str) -> str:

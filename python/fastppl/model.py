@@ -6,9 +6,7 @@ import math
 import os
 import warnings
 from collections.abc import Sequence
-from typing import Any, Literal, NamedTuple, get_args
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, get_args
 
 from fastppl import _core
 from fastppl._checks import LogBase, check_bool, check_int, check_tokens, log_base_divisor
@@ -24,6 +22,9 @@ from fastppl.progress import Progress, reporter
 from fastppl.result import EvaluationResult
 from fastppl.text import SentenceMode, Tokenizer, _check_prefixes
 from fastppl.tokenize import punkt_model
+
+if TYPE_CHECKING:
+    import numpy as np
 
 Smoothing = Literal[
     "mle",
@@ -612,8 +613,8 @@ class NGramModel:
         token_logprobs = check_bool("token_logprobs", token_logprobs)
         self._check_normalized(allow_unnormalized)
         with reporter(progress) as report:
-            raw = self._inner.evaluate(corpus._inner, oov, token_logprobs, progress=report)
-        return self._result(raw, corpus.document_offsets(), oov)
+            scores = self._inner.evaluate(corpus._inner, oov, token_logprobs, progress=report)
+        return self._result(scores, oov)
 
     def evaluate_texts(
         self,
@@ -649,7 +650,7 @@ class NGramModel:
         prefixes = list(_check_prefixes(options.skip_line_prefixes))
         punkt = punkt_model(options.language) if options.native_nltk() else None
         self._check_normalized(allow_unnormalized)
-        raw, offsets = self._inner.evaluate_texts(
+        scores = self._inner.evaluate_texts(
             texts,
             options.tokenizer,
             options.sentences,
@@ -658,7 +659,7 @@ class NGramModel:
             check_bool("lowercase", options.lowercase),
             oov,
         )
-        return self._result(raw, offsets, oov)
+        return self._result(scores, oov)
 
     def _check_normalized(self, allow_unnormalized: bool) -> None:
         """Refuses to score with a stupid-backoff model unless allowed (then warns)."""
@@ -673,11 +674,9 @@ class NGramModel:
                 stacklevel=3,
             )
 
-    def _result(
-        self, raw: dict[str, np.ndarray], document_offsets: np.ndarray, oov: str
-    ) -> EvaluationResult:
-        """The result of the core's per-sentence arrays; warns of probability-0 tokens."""
-        result = EvaluationResult.from_sentences(raw, document_offsets, skip_oov=oov == "skip")
+    def _result(self, scores: _core.Scores, oov: str) -> EvaluationResult:
+        """The result of the core's scores; warns of probability-0 tokens."""
+        result = EvaluationResult.from_scores(scores, skip_oov=oov == "skip")
         if result.num_zero_probability:
             warnings.warn(
                 f"{result.num_zero_probability} sentence(s) contain a token of probability 0 "

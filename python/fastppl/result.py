@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-import itertools
 import math
 from dataclasses import dataclass, field
-
-import numpy as np
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 from fastppl._checks import LogBase, log_base_divisor
 from fastppl.errors import EmptyCorpusError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from fastppl._core import Scores
 
 LN2 = math.log(2.0)
 
@@ -64,62 +68,81 @@ class EvaluationResult(LogLikelihood):
     of all documents (micro average); :attr:`macro_perplexity` is the mean of the per-document
     perplexities instead, which weighs short documents as much as long ones.
 
+    The totals are numbers; the per-sentence and per-document arrays are made (as NumPy arrays)
+    when first read, so that a caller who wants a perplexity never waits for NumPy's import.
+    The totals equal NumPy's sums of those arrays, bit for bit.
+
     Attributes:
         log_prob: sum of ln p over the counted tokens.
         num_tokens: counted tokens (words and one ``</s>`` per sentence with bos_eos; OOVs
             excluded when ``oov="skip"``).
         num_oov: out-of-vocabulary tokens met (counted or not).
+        num_zero_probability: sentences holding a token of probability 0.
         sentence_log_probs: ln p of each sentence (counted tokens only).
         sentence_num_tokens: counted tokens of each sentence.
         document_log_probs: ln p of each document.
         document_num_tokens: counted tokens of each document.
         token_logprobs: ln p of every scored token (OOVs included), when asked for.
-        num_zero_probability: sentences holding a token of probability 0.
     """
 
     log_prob: float
     num_tokens: int
     num_oov: int
-    sentence_log_probs: np.ndarray = field(repr=False)
-    sentence_num_tokens: np.ndarray = field(repr=False)
-    document_log_probs: np.ndarray = field(repr=False)
-    document_num_tokens: np.ndarray = field(repr=False)
-    token_logprobs: np.ndarray | None = field(default=None, repr=False)
-    num_zero_probability: int = 0
+    num_zero_probability: int
+    #: the arrays, or the core's scores that make them (by the OOV policy ``_skip_oov``)
+    _arrays_source: Scores | dict[str, np.ndarray] = field(repr=False, compare=False)
+    _skip_oov: bool = field(default=False, repr=False, compare=False)
 
     @classmethod
-    def from_sentences(
-        cls, raw: dict[str, np.ndarray], document_offsets: np.ndarray, skip_oov: bool
-    ) -> EvaluationResult:
-        """Aggregates the per-sentence arrays returned by the core."""
-        oovs = raw["oovs"].astype(np.int64)
-        if skip_oov:
-            sent_lp = raw["logprob"]
-            sent_n = raw["tokens"].astype(np.int64) - oovs
-        else:
-            sent_lp = raw["logprob"] + raw["oov_logprob"]
-            sent_n = raw["tokens"].astype(np.int64)
-        num_tokens = int(sent_n.sum())
+    def from_scores(cls, scores: Scores, skip_oov: bool) -> EvaluationResult:
+        """The result of the core's scores; ``skip_oov``: OOVs neither scored nor counted."""
+        log_prob, num_tokens, num_oov, num_zero = scores.totals(skip_oov)
         if num_tokens == 0:
             raise EmptyCorpusError("nothing to score: the corpus has no (in-vocabulary) token")
-        bounds = np.asarray(document_offsets, dtype=np.int64)
-        doc_lp = np.array([sent_lp[a:b].sum() for a, b in itertools.pairwise(bounds)])
-        doc_n = np.array([sent_n[a:b].sum() for a, b in itertools.pairwise(bounds)], np.int64)
-        return cls(
-            log_prob=float(sent_lp.sum()),
-            num_tokens=num_tokens,
-            num_oov=int(oovs.sum()),
-            sentence_log_probs=sent_lp,
-            sentence_num_tokens=sent_n,
-            document_log_probs=doc_lp,
-            document_num_tokens=doc_n,
-            token_logprobs=raw.get("token_logprobs"),
-            num_zero_probability=int(np.isneginf(sent_lp).sum()),
+        return cls(log_prob, num_tokens, num_oov, num_zero, scores, skip_oov)
+
+    @cached_property
+    def _arrays(self) -> dict[str, np.ndarray]:
+        source = self._arrays_source
+        return source if isinstance(source, dict) else source.arrays(self._skip_oov)
+
+    @property
+    def sentence_log_probs(self) -> np.ndarray:
+        """ln p of each sentence (counted tokens only; float64)."""
+        return self._arrays["sentence_log_probs"]
+
+    @property
+    def sentence_num_tokens(self) -> np.ndarray:
+        """Counted tokens of each sentence (int64)."""
+        return self._arrays["sentence_num_tokens"]
+
+    @property
+    def document_log_probs(self) -> np.ndarray:
+        """ln p of each document (float64)."""
+        return self._arrays["document_log_probs"]
+
+    @property
+    def document_num_tokens(self) -> np.ndarray:
+        """Counted tokens of each document (int64)."""
+        return self._arrays["document_num_tokens"]
+
+    @property
+    def token_logprobs(self) -> np.ndarray | None:
+        """ln p of every scored token (OOVs included), when asked for; else None."""
+        return self._arrays.get("token_logprobs")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # pickled with its arrays (the core's scores are not picklable)
+        return (
+            type(self),
+            (self.log_prob, self.num_tokens, self.num_oov, self.num_zero_probability, self._arrays),
         )
 
     @property
     def document_perplexities(self) -> np.ndarray:
         """Perplexity of each document (NaN for a document with no counted token)."""
+        import numpy as np
+
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.exp(-self.document_log_probs / self.document_num_tokens)
 

@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 use crate::model::by_order;
 use crate::model::scorer::Scorer;
 use crate::util::job::Job;
+use crate::util::numpy_sum::numpy_sum;
 
 /// What to do with tokens outside the model's vocabulary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,6 +48,79 @@ pub struct CorpusScores {
     pub oovs: Vec<u32>,
     /// ln p of every predicted token, sentence after sentence, when asked for.
     pub token_logprobs: Option<Vec<f64>>,
+}
+
+impl CorpusScores {
+    /// ln p of each sentence: its in-vocabulary tokens', and its OOVs' (as `<unk>`) unless
+    /// `skip_oov`.
+    pub fn sentence_log_probs(&self, skip_oov: bool) -> Vec<f64> {
+        if skip_oov {
+            return self.logprob.clone();
+        }
+        self.logprob
+            .iter()
+            .zip(&self.oov_logprob)
+            .map(|(lp, olp)| lp + olp)
+            .collect()
+    }
+
+    /// Counted tokens of each sentence: its predicted tokens, less its OOVs if `skip_oov`.
+    pub fn sentence_num_tokens(&self, skip_oov: bool) -> Vec<i64> {
+        self.tokens
+            .iter()
+            .zip(&self.oovs)
+            .map(|(&t, &o)| i64::from(t) - if skip_oov { i64::from(o) } else { 0 })
+            .collect()
+    }
+}
+
+/// An evaluation's totals, added as `numpy.sum` adds (see [`numpy_sum`]): the figures are
+/// those of NumPy over the per-sentence arrays.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Totals {
+    /// Sum of the sentences' ln p.
+    pub log_prob: f64,
+    /// Counted tokens.
+    pub num_tokens: i64,
+    /// OOV tokens met (counted or not).
+    pub num_oov: i64,
+    /// Sentences of probability 0 (ln p = -inf).
+    pub num_zero_probability: usize,
+}
+
+impl Totals {
+    /// The totals of `scores` by the OOV policy `skip_oov`.
+    pub fn of(scores: &CorpusScores, skip_oov: bool) -> Totals {
+        let log_probs = scores.sentence_log_probs(skip_oov);
+        Totals {
+            log_prob: numpy_sum(&log_probs),
+            num_tokens: scores.sentence_num_tokens(skip_oov).iter().sum(),
+            num_oov: scores.oovs.iter().map(|&o| i64::from(o)).sum(),
+            num_zero_probability: log_probs
+                .iter()
+                .filter(|&&lp| lp == f64::NEG_INFINITY)
+                .count(),
+        }
+    }
+}
+
+/// The ln p and counted tokens of each document, from those of its sentences: document d holds
+/// sentences `document_offsets[d]..document_offsets[d + 1]` (summed as [`numpy_sum`] sums).
+pub fn document_sums(
+    log_probs: &[f64],
+    num_tokens: &[i64],
+    document_offsets: &[usize],
+) -> (Vec<f64>, Vec<i64>) {
+    document_offsets
+        .windows(2)
+        .map(|d| {
+            let sentences = d[0]..d[1];
+            (
+                numpy_sum(&log_probs[sentences.clone()]),
+                num_tokens[sentences].iter().sum::<i64>(),
+            )
+        })
+        .unzip()
 }
 
 /// Scores every sentence of `corpus`, reporting sentences done to `job` (which can cancel it).

@@ -9,6 +9,7 @@ mod job;
 mod metrics;
 mod model;
 mod nltk;
+mod scores;
 
 use pyo3::prelude::*;
 
@@ -29,6 +30,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<model::PyModel>()?;
     m.add_class::<context::PyContextScorer>()?;
     m.add_class::<nltk::PyPunktModel>()?;
+    m.add_class::<scores::PyScores>()?;
     m.add_function(wrap_pyfunction!(nltk::nltk_word_tokenize, m)?)?;
     m.add_function(wrap_pyfunction!(model::count_ngrams, m)?)?;
     m.add_function(wrap_pyfunction!(model::train_arpa, m)?)?;

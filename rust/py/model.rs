@@ -10,6 +10,7 @@ use super::corpus::PyCorpus;
 use super::errors::to_pyerr;
 use super::job;
 use super::nltk::{nltk_tokenizer, PyPunktModel};
+use super::scores::PyScores;
 use crate::corpus::documents::{Reading, Tokenizer};
 use crate::corpus::padded_stream::PaddedStream;
 use crate::corpus::vocab::UNK;
@@ -20,7 +21,7 @@ use crate::formats::kenlm::{
     open_kenlm_binary, read_kenlm_bytes, KenlmBinary, ProbingModel, TrieModel,
     PROBING_HAS_NO_NGRAMS,
 };
-use crate::model::score::{score_corpus, CorpusScores, OovPolicy};
+use crate::model::score::{score_corpus, OovPolicy};
 use crate::model::scorer::Scorer;
 use crate::model::Model;
 use crate::util::job::Job;
@@ -408,8 +409,8 @@ impl PyModel {
         }
     }
 
-    /// Scores a corpus: per-sentence arrays `logprob`, `oov_logprob` (natural logs), `tokens`,
-    /// `oovs`, and `token_logprobs` when asked for. Releases the GIL.
+    /// Scores a corpus: its sentences' scores (and every token's ln p when asked for), with its
+    /// documents' sentence offsets. Releases the GIL.
     #[pyo3(signature = (corpus, oov="unk", token_logprobs=false, progress=None))]
     fn evaluate<'py>(
         &self,
@@ -418,25 +419,28 @@ impl PyModel {
         oov: &str,
         token_logprobs: bool,
         progress: Option<Bound<'py, PyAny>>,
-    ) -> PyResult<Bound<'py, PyDict>> {
+    ) -> PyResult<PyScores> {
         let policy = OovPolicy::parse(oov).map_err(to_pyerr)?;
-        let scores = job::run(py, progress.as_ref(), |job| {
+        let (scores, offsets) = job::run(py, progress.as_ref(), |job| {
             corpus.with(|c| {
-                with_scorer!(&self.inner, m => score_corpus(&**m, c, policy, token_logprobs, job))
+                let scores = with_scorer!(
+                    &self.inner, m => score_corpus(&**m, c, policy, token_logprobs, job)
+                )?;
+                Ok((scores, c.document_offsets().to_vec()))
             })
         })?;
-        scores_dict(py, scores)
+        Ok(PyScores::new(scores, offsets))
     }
 
     /// Scores `texts`, one document each, read as `Corpus.from_texts` reads them (`tokenizer`
     /// "kenlm", "whitespace" or "nltk", `sentences` resolved; `punkt` for NLTK's sentences;
     /// cleaned by `skip_line_prefixes` and `lowercase`), in one call that releases the GIL:
-    /// `evaluate`'s per-sentence arrays and the documents' sentence offsets.
+    /// `evaluate`'s scores.
     #[pyo3(signature = (texts, tokenizer, sentences, punkt=None, skip_line_prefixes=Vec::new(), lowercase=false, oov="unk"))]
     #[allow(clippy::too_many_arguments)]
-    fn evaluate_texts<'py>(
+    fn evaluate_texts(
         &self,
-        py: Python<'py>,
+        py: Python<'_>,
         texts: Vec<String>,
         tokenizer: &str,
         sentences: &str,
@@ -444,7 +448,7 @@ impl PyModel {
         skip_line_prefixes: Vec<String>,
         lowercase: bool,
         oov: &str,
-    ) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyArray1<u64>>)> {
+    ) -> PyResult<PyScores> {
         let policy = OovPolicy::parse(oov).map_err(to_pyerr)?;
         let tokenizer = match (tokenizer, sentences) {
             ("kenlm", _) => Tokenizer::Kenlm,
@@ -462,26 +466,8 @@ impl PyModel {
             let corpus = Corpus::from_documents(&texts, &reading, job)?;
             let scores =
                 with_scorer!(&self.inner, m => score_corpus(&**m, &corpus, policy, false, job))?;
-            let offsets: Vec<u64> = corpus
-                .document_offsets()
-                .iter()
-                .map(|&x| x as u64)
-                .collect();
-            Ok((scores, offsets))
+            Ok((scores, corpus.document_offsets().to_vec()))
         })?;
-        Ok((scores_dict(py, scores)?, offsets.into_pyarray(py)))
+        Ok(PyScores::new(scores, offsets))
     }
-}
-
-/// `evaluate`'s dict of per-sentence arrays.
-fn scores_dict(py: Python<'_>, scores: CorpusScores) -> PyResult<Bound<'_, PyDict>> {
-    let out = PyDict::new(py);
-    out.set_item("logprob", scores.logprob.into_pyarray(py))?;
-    out.set_item("oov_logprob", scores.oov_logprob.into_pyarray(py))?;
-    out.set_item("tokens", scores.tokens.into_pyarray(py))?;
-    out.set_item("oovs", scores.oovs.into_pyarray(py))?;
-    if let Some(t) = scores.token_logprobs {
-        out.set_item("token_logprobs", t.into_pyarray(py))?;
-    }
-    Ok(out)
 }

@@ -1,6 +1,6 @@
 //! Generic machinery that knows no n-grams: atomic file replacement, compressed files, writes past the page cache, files copied as they grow, sorting on disk, memory-mapped
 //! views and huge pages for them, KenLM's float formatting and string hash, a long call's cancel flag and progress,
-//! sums with one accumulator per thread, prefetch hints, strings interned into one allocation, copies of a few words.
+//! sums with one accumulator per thread, sums in NumPy's order, prefetch hints, strings interned into one allocation, copies of a few words.
 
 pub mod atomic;
 pub mod compressed;
@@ -12,6 +12,7 @@ pub mod interner;
 pub mod job;
 pub mod mapped;
 pub mod murmur;
+pub mod numpy_sum;
 pub mod per_thread;
 pub mod prefetch;
 pub mod spill;

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -283,3 +284,60 @@ def test_evaluate_texts_rejects_what_from_texts_rejects(model):
         model.evaluate_texts(["a zebra"], "error", tokenizer="whitespace")
     with pytest.raises(EmptyCorpusError):
         model.evaluate_texts(["", "\n"], tokenizer="whitespace")
+
+
+@pytest.mark.parametrize("oov", ["unk", "skip"])
+def test_totals_are_numpys_sums_of_the_arrays(machado_train_head_path, oov):
+    """The totals the core adds up (without NumPy) are, bit for bit, NumPy's sums of the
+    arrays: over a corpus of thousands of sentences (NumPy's pairwise blocks and halvings) in
+    documents of every length from 0 to 300 sentences."""
+    lines = machado_train_head_path.read_text(encoding="utf-8").splitlines()
+    train = Corpus.from_sentences(line.split() for line in lines[:2000])
+    model = NGramModel.fit(train, order=3, smoothing="kneser_ney")
+    sentences = [line.split() for line in lines[2000:]]
+    documents, start = [], 0
+    for size in [0, 1, 7, 8, 9, 127, 128, 129, 300, 2]:
+        documents.append(sentences[start : start + size])
+        start += size
+    r = model.evaluate(Corpus.from_documents(documents), oov=oov)
+    assert r.num_oov > 0
+    assert r.log_prob == float(np.sum(r.sentence_log_probs))
+    assert r.num_tokens == int(r.sentence_num_tokens.sum())
+    bounds = np.cumsum([0] + [len(d) for d in documents])
+    for d, (a, b) in enumerate(itertools.pairwise(bounds)):
+        assert r.document_log_probs[d] == np.sum(r.sentence_log_probs[a:b]), d
+        assert r.document_num_tokens[d] == r.sentence_num_tokens[a:b].sum(), d
+    assert r.sentence_log_probs.dtype == np.float64
+    assert r.sentence_num_tokens.dtype == r.document_num_tokens.dtype == np.int64
+
+
+def test_results_pickle_with_their_arrays(model, docs):
+    import pickle
+
+    r = model.evaluate(docs, token_logprobs=True)
+    back = pickle.loads(pickle.dumps(r))
+    assert back == r
+    for name in ("sentence_log_probs", "document_num_tokens", "token_logprobs"):
+        assert np.array_equal(getattr(back, name), getattr(r, name)), name
+
+
+NO_NUMPY_SCRIPT = textwrap.dedent(
+    """
+    import sys
+    import fastppl
+    corpus = fastppl.Corpus.from_text("The cat sat. The dog sat too.", tokenizer="nltk")
+    model = fastppl.NGramModel.fit(corpus, order=2, smoothing="kneser_ney")
+    result = model.evaluate(corpus)
+    assert result.perplexity > 1 and result.num_tokens == 11, result
+    assert "numpy" not in sys.modules, "numpy was loaded"
+    assert result.sentence_num_tokens.tolist() == [5, 6]
+    assert "numpy" in sys.modules
+    """
+)
+
+
+def test_a_perplexity_does_not_load_numpy():
+    """`import fastppl` and an evaluation's totals leave NumPy unloaded (its import is most of
+    the package's; its BLAS threads, started then, spin on the cores for a while); the arrays
+    load it when read."""
+    subprocess.run([sys.executable, "-c", NO_NUMPY_SCRIPT], check=True, timeout=120)
