@@ -297,7 +297,7 @@ def main() -> None:
             f"  => 5 Gutenberg shards: {big['tokens']:,} tokens in {big['seconds']:.1f} s; "
             f"peak while tokenizing {big['tokenizing_peak_rss_mb']:.0f} MB = "
             f"{big['tokenizing_peak_rss_mb'] / big['output_mb']:.2f}x the token output "
-            f"({big['output_mb']:.0f} MB; the interpreter and numpy included)"
+            f"({big['output_mb']:.0f} MB; the interpreter included)"
         )
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
