@@ -267,6 +267,34 @@ impl<M: Scorer> Tables<'_, M> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The totals and document sums by OOV policy: OOVs' ln p and tokens counted with "unk",
+    /// left out with "skip"; a sentence of ln p -inf counted; a document of no sentence empty.
+    #[test]
+    fn totals_and_document_sums_follow_the_oov_policy() {
+        let scores = CorpusScores {
+            logprob: vec![-1.0, -2.0, f64::NEG_INFINITY],
+            oov_logprob: vec![-0.5, 0.0, -0.25],
+            tokens: vec![3, 2, 4],
+            oovs: vec![1, 0, 2],
+            token_logprobs: None,
+        };
+        let unk = Totals::of(&scores, false);
+        assert_eq!(
+            (unk.num_tokens, unk.num_oov, unk.num_zero_probability),
+            (9, 3, 1)
+        );
+        assert_eq!(unk.log_prob, f64::NEG_INFINITY);
+        let skip = Totals::of(&scores, true);
+        assert_eq!((skip.num_tokens, skip.num_oov), (6, 3));
+        assert_eq!(scores.sentence_log_probs(false)[..2], [-1.5, -2.0]);
+        let (log_probs, num_tokens) = document_sums(
+            &scores.sentence_log_probs(true)[..2],
+            &scores.sentence_num_tokens(true)[..2],
+            &[0, 0, 2],
+        );
+        assert_eq!((log_probs, num_tokens), (vec![0.0, -3.0], vec![0, 4]));
+    }
     use crate::formats::arpa::read_arpa_from;
 
     /// A corpus of short sentences around one longer than a batch, with OOVs: the totals and
