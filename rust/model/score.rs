@@ -92,10 +92,12 @@ impl Totals {
     /// The totals of `scores` by the OOV policy `skip_oov`.
     pub fn of(scores: &CorpusScores, skip_oov: bool) -> Totals {
         let log_probs = scores.sentence_log_probs(skip_oov);
+        let num_oov: i64 = scores.oovs.iter().map(|&o| i64::from(o)).sum();
+        let predicted: i64 = scores.tokens.iter().map(|&t| i64::from(t)).sum();
         Totals {
             log_prob: numpy_sum(&log_probs),
-            num_tokens: scores.sentence_num_tokens(skip_oov).iter().sum(),
-            num_oov: scores.oovs.iter().map(|&o| i64::from(o)).sum(),
+            num_tokens: predicted - if skip_oov { num_oov } else { 0 },
+            num_oov,
             num_zero_probability: log_probs
                 .iter()
                 .filter(|&&lp| lp == f64::NEG_INFINITY)
