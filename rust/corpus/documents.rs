@@ -83,7 +83,7 @@ impl Corpus {
     }
 
     /// [`Corpus::from_documents`] with the texts read on all cores, each on one thread into a
-    /// corpus of its own, then appended in order ([`Corpus::append`]): the same corpus as
+    /// corpus of its own, then appended in order ([`Corpus::append_known`]): the same corpus as
     /// reading them one after the other. A batch holds many short texts, and a text's own
     /// parallel passes would hand work from thread to thread several times per text, which
     /// costs more than reading a short text when the other core sits idle (a thread woken on
@@ -96,17 +96,20 @@ impl Corpus {
         let mut corpus = Corpus::new();
         for (window, group) in texts.chunks(TEXTS_PER_WINDOW).enumerate() {
             job.check()?;
-            let parts: Vec<Result<Corpus>> = group
+            let known: &Corpus = &corpus;
+            let parts: Vec<Result<(Corpus, Vec<u32>)>> = group
                 .par_iter()
                 .map(|text| {
                     let mut part = Corpus::new();
                     part.push_document_text(text, reading, job)?;
-                    Ok(part)
+                    let ids = known.known_ids(&part);
+                    Ok((part, ids))
                 })
                 .collect();
             for (i, part) in parts.into_iter().enumerate() {
-                let part = part.map_err(|e| naming_document(e, window * TEXTS_PER_WINDOW + i))?;
-                corpus.append(&part);
+                let (part, ids) =
+                    part.map_err(|e| naming_document(e, window * TEXTS_PER_WINDOW + i))?;
+                corpus.append_known(&part, ids);
                 corpus.end_document();
             }
         }

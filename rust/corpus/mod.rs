@@ -13,7 +13,7 @@ pub mod nltk;
 pub mod padded_stream;
 pub mod vocab;
 
-use crate::corpus::vocab::{Vocab, BOS, EOS, RESERVED, UNK};
+use crate::corpus::vocab::{Vocab, BOS, EOS, RESERVED, UNK, UNSET};
 use crate::error::{Error, Result};
 
 /// How a whitespace-tokenized text is cut into sentences.
@@ -190,10 +190,10 @@ impl Corpus {
 
     /// Reads `text` with `read`, which reads lines independently of each other (a sentence never
     /// spans two lines): a long text on all cores, in pieces of whole lines ([`line_pieces`]),
-    /// the first straight into this corpus, each other one into a corpus of its own, appended
-    /// in order ([`Corpus::append`]), which gives the same ids as reading the text in one go.
-    /// Where a piece holds a reserved token, it is read again here after the pieces before it,
-    /// so that the error and what was added before it are those of reading in one go.
+    /// each into a corpus of its own, appended in order ([`Corpus::append_known`]), which gives
+    /// the same ids as reading the text in one go. Where a piece holds a reserved token, it is
+    /// read again here after the pieces before it, so that the error and what was added before
+    /// it are those of reading in one go.
     fn push_line_pieces(
         &mut self,
         text: &str,
@@ -203,33 +203,45 @@ impl Corpus {
         self.push_pieces(&pieces, read)
     }
 
-    /// [`Corpus::push_line_pieces`] of the text cut into `pieces`.
+    /// [`Corpus::push_line_pieces`] of the text cut into `pieces`. Each piece is read into a
+    /// vocabulary of its own, small and in cache, and each of its words then looked up in this
+    /// corpus's vocabulary on the same core: on the Gutenberg shards the lookups of every token
+    /// in a vocabulary of a million words (cache misses, nearly all of the reading) took twice
+    /// as long as reading into a new one, and the core that did them kept the other waiting.
     fn push_pieces(
         &mut self,
         pieces: &[&str],
         read: impl Fn(&mut Corpus, &str) -> Result<()> + Sync,
     ) -> Result<()> {
-        let (first, rest) = match pieces {
-            [] => return Ok(()),
-            [only] => return read(self, only),
-            [first, rest @ ..] => (first, rest),
-        };
-        let (done, parts) = rayon::join(
-            || read(self, first),
-            || {
-                use rayon::prelude::*;
-                rest.par_iter()
-                    .map(|piece| {
-                        let mut part = Corpus::new();
-                        read(&mut part, piece).map(|()| part)
-                    })
-                    .collect::<Vec<_>>()
-            },
-        );
-        done?;
-        for (piece, part) in rest.iter().zip(parts) {
+        use rayon::prelude::*;
+        let mut pieces = pieces;
+        if self.ids.len() > self.sentence_offsets[self.num_sentences()] {
+            // a sentence is open: the first line goes on with it, so it is read here
+            let Some((first, rest)) = pieces.split_first() else {
+                return Ok(());
+            };
+            read(self, first)?;
+            pieces = rest;
+        }
+        if let [only] = pieces {
+            return read(self, only);
+        }
+        let this: &Corpus = self;
+        let parts: Vec<Result<(Corpus, Vec<u32>)>> = pieces
+            .par_iter()
+            .map(|piece| {
+                let mut part = Corpus::new();
+                // room for the words of the piece (Gutenberg: one new to a piece per 70 bytes),
+                // so that its table is not rebuilt as it grows
+                part.vocab.reserve(piece.len() / 64, piece.len() / 8);
+                read(&mut part, piece)?;
+                let known = this.known_ids(&part);
+                Ok((part, known))
+            })
+            .collect();
+        for (piece, part) in pieces.iter().zip(parts) {
             match part {
-                Ok(part) => self.append(&part),
+                Ok((part, known)) => self.append_known(&part, known),
                 Err(_) => return read(self, piece),
             }
         }
@@ -335,14 +347,33 @@ impl Corpus {
         Ok(())
     }
 
+    /// For each word of `part`'s vocabulary, its id here, or [`UNSET`] where it has none yet:
+    /// looked up without changing this corpus, so that parts read on all cores are looked up
+    /// there too (one lookup per word of a part, not per token), before
+    /// [`Corpus::append_known`] adds them in order.
+    pub fn known_ids(&self, part: &Corpus) -> Vec<u32> {
+        part.vocab
+            .words()
+            .map(|w| self.vocab.get(w).unwrap_or(UNSET))
+            .collect()
+    }
+
     /// Appends the sentences of `part` (all closed) to the current document, as reading the
     /// text of `part` here would have: its words are interned in the order `part` first met
-    /// them, so the ids of the words new here follow their first occurrences.
-    pub fn append(&mut self, part: &Corpus) {
+    /// them, so the ids of the words new here follow their first occurrences. `ids` are their
+    /// ids here as [`Corpus::known_ids`] looked them up, maybe before the parts ahead of `part`
+    /// were appended: a word it left [`UNSET`] is interned now, which also finds the words those
+    /// parts added.
+    pub fn append_known(&mut self, part: &Corpus, mut ids: Vec<u32>) {
         debug_assert_eq!(part.ids.len(), part.sentence_offsets[part.num_sentences()]);
         debug_assert_eq!(self.ids.len(), self.sentence_offsets[self.num_sentences()]);
+        debug_assert_eq!(ids.len(), part.vocab.len());
         // the reserved words come first in both vocabularies, so they keep their ids
-        let ids: Vec<u32> = part.vocab.words().map(|w| self.vocab.intern(w)).collect();
+        for (id, word) in ids.iter_mut().zip(part.vocab.words()) {
+            if *id == UNSET {
+                *id = self.vocab.intern(word);
+            }
+        }
         let base = self.ids.len();
         self.ids.extend(part.ids.iter().map(|&id| ids[id as usize]));
         self.sentence_offsets
@@ -514,9 +545,19 @@ mod tests {
             }
         }
         text.push_str("last w3 line");
+        // with a sentence open before the text, and with none
+        for open in [true, false] {
+            read_in_pieces_as_in_one_go(&text, open);
+        }
+    }
+
+    fn read_in_pieces_as_in_one_go(text: &str, open: bool) {
         let fresh = || {
             let mut c = Corpus::new();
-            c.push_token("open").unwrap();
+            c.push_sentence(["w5", "before", "x7"]).unwrap();
+            if open {
+                c.push_token("open").unwrap();
+            }
             c
         };
         let same = |a: &Corpus, b: &Corpus| {
@@ -528,11 +569,11 @@ mod tests {
             [Corpus::push_kenlm_lines, Corpus::push_whitespace_lines];
         for read in readers {
             let mut whole = fresh();
-            read(&mut whole, &text).unwrap();
+            read(&mut whole, text).unwrap();
             for n in [2, 3, 8] {
                 let mut pieces = fresh();
                 pieces
-                    .push_pieces(&line_pieces(&text, n, 64), read)
+                    .push_pieces(&line_pieces(text, n, 64), read)
                     .unwrap();
                 same(&pieces, &whole);
             }

@@ -19,6 +19,10 @@ pub fn predictable(id: u32, bos_eos: bool) -> bool {
     id != BOS && (bos_eos || id != EOS)
 }
 
+/// No id: the place of a word whose id is not known yet (never an id, as a vocabulary holds
+/// fewer than 2^32 - 1 words).
+pub const UNSET: u32 = u32::MAX;
+
 /// The spellings of the reserved ids, in id order.
 pub const RESERVED: [&str; 3] = ["<unk>", "<s>", "</s>"];
 

@@ -27,7 +27,7 @@ pub mod word;
 
 use rayon::prelude::*;
 
-use super::vocab::{BOS, EOS};
+use super::vocab::{BOS, EOS, UNSET};
 use super::{is_terminator, Corpus};
 use crate::error::Result;
 use crate::util::interner::Interner;
@@ -210,9 +210,6 @@ fn pieces<'a>(punkt: Option<&Punkt>, text: &'a str, grouping: Grouping) -> Vec<(
         }
     }
 }
-
-/// A type of a batch not interned yet.
-const UNSET: u32 = u32::MAX;
 
 /// Text bytes per batch of pieces tokenized by one task, at most: bounds the memory of a window
 /// of batches on large inputs.
