@@ -33,6 +33,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from machine import CpuTimes, describe
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 GUTENBERG = sorted((SHARED / "corpora" / "gutenberg").glob("gutenberg-*.txt.xz"))
@@ -302,11 +304,14 @@ def main() -> None:
         with lzma.open(GUTENBERG[0]) as f:
             test.write_bytes(f.read())
     results: dict = {"uptime": os.getloadavg()}
+    start = CpuTimes.now()
     if "estimate" in parts:
         results["estimate"] = estimate(args, text)
     if "score" in parts:
         results["score"] = score(args, test)
+    results["machine"] = describe(start)
     print(f"load average at start: {results['uptime']}")
+    print(results["machine"])
     if "estimate" in parts:
         report_estimate(results["estimate"], args, text)
     if "score" in parts:

@@ -40,6 +40,8 @@ import sys
 import time
 from pathlib import Path
 
+from machine import CpuTimes, describe
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 MACHADO = SHARED / "corpora" / "machado" / "machadodeassiscorpus.txt"
@@ -245,7 +247,7 @@ def main() -> None:
         print(json.dumps(out))
         return
     reps = args.repeats or (1 if args.quick else 3)
-    print(f"cores: {os.cpu_count()}")
+    start = CpuTimes.now()
     results = []
     native = measure("tokenize", reps, engine="native", corpus="machado", later_calls=LATER_CALLS)
     nltk = measure("tokenize", reps, engine="python", corpus="machado")
@@ -299,6 +301,7 @@ def main() -> None:
             f"{big['tokenizing_peak_rss_mb'] / big['output_mb']:.2f}x the token output "
             f"({big['output_mb']:.0f} MB; the interpreter included)"
         )
+    print(describe(start))
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
 
