@@ -147,8 +147,7 @@ impl Corpus {
     pub fn push_token(&mut self, token: &str) -> Result<u32> {
         let id = self.vocab.intern(token);
         if id == BOS || id == EOS {
-            self.ids
-                .truncate(self.sentence_offsets[self.num_sentences()]);
+            self.ids.truncate(self.sentence_start());
             return Err(Error::invalid(format!(
                 "sentence {} holds the reserved token {token:?}: sentence markers are \
                  added by fastppl (bos_eos=True), do not put them in the text",
@@ -171,8 +170,18 @@ impl Corpus {
         self.end_sentence_with(false);
     }
 
+    /// Where the sentence being built starts in `ids` (their end when it holds no token yet).
+    fn sentence_start(&self) -> usize {
+        self.sentence_offsets[self.num_sentences()]
+    }
+
+    /// Whether the sentence being built holds tokens.
+    fn sentence_is_open(&self) -> bool {
+        self.ids.len() > self.sentence_start()
+    }
+
     fn end_sentence_with(&mut self, keep_empty: bool) {
-        if keep_empty || self.ids.len() > self.sentence_offsets[self.num_sentences()] {
+        if keep_empty || self.sentence_is_open() {
             self.sentence_offsets.push(self.ids.len());
         }
     }
@@ -215,7 +224,7 @@ impl Corpus {
     ) -> Result<()> {
         use rayon::prelude::*;
         let mut pieces = pieces;
-        if self.ids.len() > self.sentence_offsets[self.num_sentences()] {
+        if self.sentence_is_open() {
             // a sentence is open: the first line goes on with it, so it is read here
             let Some((first, rest)) = pieces.split_first() else {
                 return Ok(());
@@ -365,8 +374,7 @@ impl Corpus {
     /// were appended: a word it left [`UNSET`] is interned now, which also finds the words those
     /// parts added.
     pub fn append_known(&mut self, part: &Corpus, mut ids: Vec<u32>) {
-        debug_assert_eq!(part.ids.len(), part.sentence_offsets[part.num_sentences()]);
-        debug_assert_eq!(self.ids.len(), self.sentence_offsets[self.num_sentences()]);
+        debug_assert!(!part.sentence_is_open() && !self.sentence_is_open());
         debug_assert_eq!(ids.len(), part.vocab.len());
         // the reserved words come first in both vocabularies, so they keep their ids
         for (id, word) in ids.iter_mut().zip(part.vocab.words()) {
