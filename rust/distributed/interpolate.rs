@@ -28,7 +28,8 @@ use super::{write_atomically, write_stream};
 use crate::corpus::vocab::Vocab;
 use crate::error::{Error, Result};
 use crate::estimate::budgeted::{
-    f64_words, interpolated, missing_suffix, words_f64, write_section, write_unigrams, Globals,
+    arpa_word, f64_words, interpolated, missing_suffix, words_f64, write_section, write_unigrams,
+    Globals,
 };
 use crate::estimate::Smoothing;
 use crate::formats::arpa::{check_arpa_tokens, ArpaFile, ArpaWriter};
@@ -39,11 +40,18 @@ use crate::util::spill::{
 };
 
 /// Step 4a's weights gamma of the contexts of order `m` (n-grams of order m, first word in
-/// `range`; `[gram, gamma]`, prefix order).
+/// `range`; prefix order, see [`weights_layout`]).
 fn weights_path(job: &Path, m: usize, range: usize) -> PathBuf {
     job.join("weights")
         .join(format!("o{m}"))
         .join(format!("r{range:05}.bin"))
+}
+
+/// The records of [`weights_path`]: `[gram, gamma]` for the unigrams (their section is written
+/// from the linear values, see [`write_unigrams`]), `[gram, log10 gamma]` above (see
+/// [`arpa_word`]).
+fn weights_layout(m: usize) -> Layout {
+    Layout::new(m, if m == 1 { 2 } else { 1 }, KeyOrder::Prefix)
 }
 
 /// Step 4a's terms of order `m` for the join of `partition` (`[gram, a, b, c]`, suffix order).
@@ -54,7 +62,8 @@ fn terms_path(job: &Path, m: usize, partition: usize, range: usize) -> PathBuf {
         .join(format!("r{range:05}.bin"))
 }
 
-/// Step 4b's probabilities of order `m` for the writer of `range` (`[gram, p]`, prefix order).
+/// Step 4b's probabilities of order `m` for the writer of `range` (`[gram, log10 p]` as
+/// [`arpa_word`], prefix order).
 fn probs_path(job: &Path, m: usize, range: usize, partition: usize) -> PathBuf {
     job.join("probs")
         .join(format!("o{m}"))
@@ -249,7 +258,11 @@ pub fn context_range(
                 |context, gamma| {
                     row.clear();
                     row.extend_from_slice(context);
-                    row.extend_from_slice(&f64_words(gamma));
+                    if m == 2 {
+                        row.extend_from_slice(&f64_words(gamma));
+                    } else {
+                        row.push(arpa_word(gamma));
+                    }
                     out.write_all(bytemuck::cast_slice(&row))
                         .map_err(io_error(&weights))
                 },
@@ -288,15 +301,21 @@ pub fn join_partition(
             false,
             memory / 2,
         )?;
-        let prefix_probs = Layout::new(m, 2, KeyOrder::Prefix);
+        let prefix_probs = Layout::new(m, 1, KeyOrder::Prefix);
         let mut probs = sorters(partitions, prefix_probs, memory / 2, &dir, "probs");
+        let mut arpa_row: Vec<u32> = Vec::with_capacity(m + 1);
         lower = Some(join_lower(
             terms,
             m,
             lower,
             &setup.globals.unigrams.prob,
             (&dir, task),
-            |row| probs[range_of(&setup.ranges, row[0])].push(row),
+            |row| {
+                arpa_row.clear();
+                arpa_row.extend_from_slice(&row[..m]);
+                arpa_row.push(arpa_word(words_f64(&row[m..])));
+                probs[range_of(&setup.ranges, row[0])].push(&arpa_row)
+            },
         )?);
         write_sorted(probs, |r| probs_path(job, m, r, partition))?;
     }
@@ -381,12 +400,8 @@ pub fn write_range(
     } = Setup::new(step, totals)?;
     task.stage("writing ARPA", 0)?;
     let words = ranges[range].clone();
-    let weights = |m: usize| {
-        RecordReader::open_kept(
-            weights_path(job, m, range),
-            Layout::new(m, 2, KeyOrder::Prefix),
-        )
-    };
+    let weights =
+        |m: usize| RecordReader::open_kept(weights_path(job, m, range), weights_layout(m));
     let mut unigram_weights = weights(1)?;
     while let Some(r) = unigram_weights.next_record()? {
         globals.unigrams.weight[r[0] as usize] = words_f64(&r[1..]);
@@ -403,7 +418,7 @@ pub fn write_range(
                 let probs = merge_each(
                     partitions,
                     |p| probs_path(job, m, range, p),
-                    Layout::new(m, 2, KeyOrder::Prefix),
+                    Layout::new(m, 1, KeyOrder::Prefix),
                     false,
                     memory,
                 )?;

@@ -6,14 +6,13 @@ use std::ops::Range;
 use std::path::Path;
 
 use super::adjust::Adjusted;
-use super::{f64_words, words_f64, PRUNED};
+use super::{arpa_word, f64_words, words_f64, PRUNED};
 use crate::corpus::vocab::{self, Vocab};
 use crate::error::{Error, Result};
 use crate::estimate::{
     context_weight, interpolation_terms, order_discounts, ContextStats, Smoothing,
 };
 use crate::formats::arpa::{check_arpa_tokens, ArpaFile, ArpaWriter, WordsOfRows};
-use crate::util::float_format::log10_f32;
 use crate::util::growing_file::GrowingFile;
 use crate::util::job::Job;
 use crate::util::spill::{
@@ -249,7 +248,7 @@ fn interpolate_while_writing(
     let (written, interpolated, weights) = std::thread::scope(|s| {
         let written = s.spawn(|| to_write.write(out, globals, vocab, job, &name));
         let mut weights = Sorter::new(
-            Layout::new(m - 1, 2, KeyOrder::Prefix),
+            Layout::new(m - 1, 1, KeyOrder::Prefix),
             false,
             memory,
             dir,
@@ -265,7 +264,7 @@ fn interpolate_while_writing(
             |context, gamma| {
                 row.clear();
                 extend_words(&mut row, context);
-                row.extend_from_slice(&f64_words(gamma));
+                row.push(arpa_word(gamma));
                 weights.push(&row)
             },
             (memory, dir, job),
@@ -345,7 +344,9 @@ fn join_thread<T>(handle: std::thread::ScopedJoinHandle<'_, T>) -> T {
 /// Step 3 for order m of a model of order `n`: the context pass over the order's n-grams (in
 /// context order, `[gram, count]`), handing each context's weight gamma to `weight`, joined with
 /// order m-1's probabilities in context order (`lower`; none for m = 2: the unigrams' are in
-/// `globals`): p(w|h) = (a + b p(w|h')) / c. In context order the n-grams that share h' minus
+/// `globals`): p(w|h) = (a + b p(w|h')) / c, kept in context order for the order above
+/// (`[gram, p]`) and sorted in prefix order for the section (`[gram, log10 p]`, see
+/// [`arpa_word`]). In context order the n-grams that share h' minus
 /// its last word come together, and the order below holds the continuations of that context
 /// together, in the same order: one block of it at a time answers them.
 fn interpolate_order(
@@ -358,7 +359,7 @@ fn interpolate_order(
     (memory, dir, job): (usize, &WorkDir, &Job),
 ) -> Result<Interpolated> {
     let mut prefix_sorted = Sorter::new(
-        Layout::new(m, 2, KeyOrder::Prefix),
+        Layout::new(m, 1, KeyOrder::Prefix),
         false,
         memory,
         dir,
@@ -385,12 +386,15 @@ fn interpolate_order(
                 None => unigram_prob[suffix[0] as usize],
                 Some(blocks) => blocks.prob(suffix)?,
             };
+            let p = interpolated(a, b, c, lower_p);
             row.clear();
             extend_words(&mut row, gram);
-            row.extend_from_slice(&f64_words(interpolated(a, b, c, lower_p)));
             if let Some(file) = context_sorted.as_mut() {
+                row.extend_from_slice(&f64_words(p));
                 file.push(&row)?;
+                row.truncate(m);
             }
+            row.push(arpa_word(p));
             prefix_sorted.push(&row)
         },
         weight,
@@ -568,9 +572,9 @@ pub(crate) fn write_unigrams<W: Write>(
         .map_err(Error::io(name))
 }
 
-/// Writes order m's section from its probabilities `[gram, p]` in prefix order, with the
-/// weights `[gram, gamma]` (prefix order; only n-grams that are contexts have one) unless m is the
-/// highest order; the section line is written first (not by a piece writer, see [`ArpaWriter::piece`]).
+/// Writes order m's section from its probabilities `[gram, log10 p]` in prefix order, with the
+/// weights `[gram, log10 gamma]` (prefix order; only n-grams that are contexts have one) unless m
+/// is the highest order (both values as [`arpa_word`]s); the section line is written first (not by a piece writer, see [`ArpaWriter::piece`]).
 pub(crate) fn write_section<W: Write + Send>(
     out: &mut ArpaWriter<W>,
     m: usize,
@@ -583,13 +587,11 @@ pub(crate) fn write_section<W: Write + Send>(
     /// Lines formatted together (on all cores), then written in order.
     const BATCH: usize = 1 << 16;
     out.section(m).map_err(Error::io(name))?;
-    // the highest order's lines have no weight (the writer ignores it): not worth a logarithm
-    let weighted = weights.is_some();
     let mut rows = SectionRows {
         m,
         probs,
         weights,
-        weight: vec![PAD; m + 2],
+        weight: vec![PAD; m + 1],
         have_weight: false,
     };
     let width = rows.width();
@@ -603,14 +605,7 @@ pub(crate) fn write_section<W: Write + Send>(
                 out.ngrams(
                     &batch,
                     width,
-                    |row| {
-                        let weight = if weighted {
-                            log10_f32(words_f64(&row[m + 2..]).ln())
-                        } else {
-                            0.0
-                        };
-                        (log10_f32(words_f64(&row[m..]).ln()), weight)
-                    },
+                    |row| (f32::from_bits(row[m]), f32::from_bits(row[m + 1])),
                     |run| {
                         let mut words = WordsOfRows::new(vocab, run, width, m);
                         move |row: &[u32], text: &mut Vec<u8>| words.push(row, text)
@@ -628,8 +623,8 @@ pub(crate) fn write_section<W: Write + Send>(
     Ok(())
 }
 
-/// The rows `[gram, p, gamma]` of a section in prefix order: its probabilities joined with the
-/// weights of those n-grams that are contexts (1 for the others).
+/// The rows `[gram, log10 p, log10 gamma]` of a section in prefix order (as [`arpa_word`]s): its
+/// probabilities joined with the weights of those n-grams that are contexts (1 for the others).
 struct SectionRows<P, G> {
     m: usize,
     probs: P,
@@ -641,7 +636,7 @@ struct SectionRows<P, G> {
 
 impl<P: Records, G: Records> SectionRows<P, G> {
     fn width(&self) -> usize {
-        self.m + 4
+        self.m + 2
     }
 
     /// Appends up to `rows` rows to `batch` (fewer only at the end).
@@ -652,7 +647,7 @@ impl<P: Records, G: Records> SectionRows<P, G> {
                 break;
             };
             let gamma = match self.weights.as_mut() {
-                None => 1.0,
+                None => arpa_word(1.0),
                 Some(reader) => {
                     // both in prefix order: the next weight is this n-gram's, a later one's, or
                     // a pruned context's (skipped)
@@ -667,14 +662,14 @@ impl<P: Records, G: Records> SectionRows<P, G> {
                     }
                     if self.have_weight && equal_words(&self.weight[..m], &r[..m]) {
                         self.have_weight = false;
-                        words_f64(&self.weight[m..])
+                        self.weight[m]
                     } else {
-                        1.0
+                        arpa_word(1.0)
                     }
                 }
             };
             extend_words(batch, r);
-            batch.extend_from_slice(&f64_words(gamma));
+            batch.push(gamma);
         }
         Ok(())
     }

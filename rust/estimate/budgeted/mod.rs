@@ -43,6 +43,7 @@ use crate::corpus::Corpus;
 use crate::error::{Error, Result};
 use crate::estimate::{check_pruning, Pruning, Smoothing};
 use crate::formats::arpa::check_arpa_tokens;
+use crate::util::float_format::log10_f32;
 use crate::util::job::Job;
 use crate::util::spill::{KeyOrder, WorkDir};
 
@@ -69,6 +70,14 @@ pub(crate) fn f64_words(x: f64) -> [u32; 2] {
 
 pub(crate) fn words_f64(w: &[u32]) -> f64 {
     f64::from_bits(u64::from(w[0]) | (u64::from(w[1]) << 32))
+}
+
+/// A linear probability or weight `x` as an ARPA section stores it until written: the bits of its
+/// float32 log10, the number the line prints (computed from the same f64 as printing it would:
+/// the file is the same). Sections and weights are sorted in prefix order with this one word
+/// instead of the two of an f64.
+pub(crate) fn arpa_word(x: f64) -> u32 {
+    log10_f32(x.ln()).to_bits()
 }
 
 /// What an estimation wrote.
