@@ -26,6 +26,7 @@ mod recycled;
 mod run_codec;
 
 use crate::error::{Error, Result};
+use crate::util::background_write::BackgroundWriter;
 use crate::util::huge_pages;
 use crate::util::prefetch::prefetch_ahead;
 use crate::util::words::{copy_words, extend_words};
@@ -214,12 +215,13 @@ impl SortedIndex {
     }
 }
 
-/// Writes records to a file, in the order given.
+/// Writes records to a file, in the order given (by a thread of its own, see
+/// [`BackgroundWriter`]).
 pub struct RecordWriter<'d> {
     dir: &'d WorkDir,
-    file: File,
-    /// Records not written yet (a buffer of words, so that a record's copy into it has the
-    /// record's length, see [`extend_words`]).
+    file: BackgroundWriter<u32>,
+    /// Records not handed to the writer yet (a buffer of words, so that a record's copy into it
+    /// has the record's length, see [`extend_words`]).
     buffer: Vec<u32>,
     path: PathBuf,
     layout: Layout,
@@ -234,10 +236,12 @@ impl<'d> RecordWriter<'d> {
     pub fn create(dir: &'d WorkDir, what: &str, layout: Layout) -> Result<Self> {
         let path = dir.file(what);
         let file = File::create(&path).map_err(Error::io(&path))?;
+        // three buffers: one filling, one being written, one written and waiting
+        let (file, buffer) = BackgroundWriter::new(file, 3, Self::BUFFER_WORDS);
         Ok(RecordWriter {
             dir,
             file,
-            buffer: Vec::with_capacity(Self::BUFFER_WORDS),
+            buffer,
             path,
             layout,
             records: 0,
@@ -260,17 +264,15 @@ impl<'d> RecordWriter<'d> {
 
     fn write_buffer(&mut self) -> Result<()> {
         self.file
-            .write_all(bytemuck::cast_slice(&self.buffer))
-            .map_err(Error::io(&self.path))?;
-        self.buffer.clear();
-        Ok(())
+            .hand_over(&mut self.buffer)
+            .map_err(Error::io(&self.path))
     }
 
     /// Writes what is buffered and returns a reader of the file, from its start.
     pub fn into_reader(mut self) -> Result<RecordReader> {
         self.write_buffer()?;
+        self.file.finish().map_err(Error::io(&self.path))?;
         self.dir.wrote(self.records as usize * self.layout.bytes());
-        drop(self.file);
         RecordReader::open(self.path, self.layout, 1 << 20)
     }
 }
