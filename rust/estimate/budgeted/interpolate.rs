@@ -346,9 +346,9 @@ fn join_thread<T>(handle: std::thread::ScopedJoinHandle<'_, T>) -> T {
 /// order m-1's probabilities in context order (`lower`; none for m = 2: the unigrams' are in
 /// `globals`): p(w|h) = (a + b p(w|h')) / c, kept in context order for the order above
 /// (`[gram, p]`) and sorted in prefix order for the section (`[gram, log10 p]`, see
-/// [`arpa_word`]). In context order the n-grams that share h' minus
-/// its last word come together, and the order below holds the continuations of that context
-/// together, in the same order: one block of it at a time answers them.
+/// [`arpa_word`]). In context order the n-grams that share h' minus its last word come together,
+/// and the order below holds the continuations of that context together, in the same order: one
+/// block of it at a time answers them.
 fn interpolate_order(
     globals: &Globals,
     (m, n): (usize, usize),
@@ -574,7 +574,8 @@ pub(crate) fn write_unigrams<W: Write>(
 
 /// Writes order m's section from its probabilities `[gram, log10 p]` in prefix order, with the
 /// weights `[gram, log10 gamma]` (prefix order; only n-grams that are contexts have one) unless m
-/// is the highest order (both values as [`arpa_word`]s); the section line is written first (not by a piece writer, see [`ArpaWriter::piece`]).
+/// is the highest order (both values as [`arpa_word`]s); the section line is written first (not
+/// by a piece writer, see [`ArpaWriter::piece`]).
 pub(crate) fn write_section<W: Write + Send>(
     out: &mut ArpaWriter<W>,
     m: usize,
@@ -642,12 +643,14 @@ impl<P: Records, G: Records> SectionRows<P, G> {
     /// Appends up to `rows` rows to `batch` (fewer only at the end).
     fn fill(&mut self, batch: &mut Vec<u32>, rows: usize) -> Result<()> {
         let m = self.m;
+        // the weight of an n-gram that is no context
+        let no_weight = arpa_word(1.0);
         for _ in 0..rows {
             let Some(r) = self.probs.next_record()? else {
                 break;
             };
             let gamma = match self.weights.as_mut() {
-                None => arpa_word(1.0),
+                None => no_weight,
                 Some(reader) => {
                     // both in prefix order: the next weight is this n-gram's, a later one's, or
                     // a pruned context's (skipped)
@@ -664,7 +667,7 @@ impl<P: Records, G: Records> SectionRows<P, G> {
                         self.have_weight = false;
                         self.weight[m]
                     } else {
-                        arpa_word(1.0)
+                        no_weight
                     }
                 }
             };
