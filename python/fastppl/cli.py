@@ -866,17 +866,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - stdout must stay open until exit
         return 0
     except (FastpplError, OSError) as e:
-        print(f"fastppl: error: {_message(e)}", file=sys.stderr)
+        _last_line(f"fastppl: error: {_message(e)}")
         return 1
     except KeyboardInterrupt:
-        print("fastppl: interrupted", file=sys.stderr)
+        _last_line("fastppl: interrupted")
         return 128 + signal.SIGINT
     except Terminated:
-        print("fastppl: terminated", file=sys.stderr)
+        _last_line("fastppl: terminated")
         return 128 + signal.SIGTERM
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+
+
+def _last_line(text: str) -> None:
+    """Prints a command's last line on stderr; on a terminal, first clears the line, where a
+    progress bar whose drawing the signal cut short may still stand."""
+    print(("\r\x1b[K" if sys.stderr.isatty() else "") + text, file=sys.stderr)
 
 
 def _message(error: Exception) -> str:
