@@ -7,10 +7,14 @@
 //! [`crate::model::interleaved`]). But the n-gram of order m ending at position p is keyed by the
 //! (m-1)-gram ending at p-1, whatever the orders above: once every position's entries of order
 //! m-1 are known, the lookups of order m for all positions of the batch are independent. A pass
-//! sorts them by home slot and prefetches [`AHEAD`] keys ahead, so that the table is read front
-//! to back with as many misses in flight as the core allows. On lmplz's Gutenberg 5-gram this
-//! scores about 1.35x faster per core than interleaved sentences (`benches/MEASUREMENTS.md`,
-//! "What bounds 5-gram scoring").
+//! takes them in position order and starts loading the slots of the lookup [`AHEAD`] further
+//! (both cache lines its probe usually reads: [`crate::ngram::probing::ProbingTable::prefetch`]),
+//! so that many misses are in flight at once. On lmplz's Gutenberg 5-gram this scores 2.3x
+//! `query` per core on an Intel Xeon host (`benches/MEASUREMENTS.md`, "What bounds 5-gram
+//! scoring"). The lookups used to be sorted by home slot first, to read each table front to
+//! back: with one cache line prefetched, on an AMD EPYC host, the sort gained up to 18 %
+//! (5.15-5.78 M tokens/s against 4.90-5.12); with two lines, on the Intel host, it cost 19 %
+//! (its own work and its scattered writes to the position arrays outweigh the order).
 //!
 //! The pass of order m looks up position p only where [`Model::score_full`] would: when p's
 //! longest match so far has order m-1 (the token-by-token loop stops at the first miss) and its
@@ -29,36 +33,11 @@ const AHEAD: usize = 16;
 pub const MAX_TOKENS: usize = 1 << 15;
 
 /// One lookup of a pass: a key, its home slot, and the position it is for.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy)]
 struct Lookup {
     home: u32,
     p: u32,
     key: u64,
-}
-
-/// `lookups` into `sorted` by home slot, in buckets of a few slots each (a counting sort on the
-/// home slot's leading bits; lookups within a bucket keep their order), so that a pass reads
-/// its table front to back. Home slots are below `capacity`, at most 2^32.
-fn sort_by_home(lookups: &[Lookup], sorted: &mut Vec<Lookup>, capacity: usize) {
-    let buckets = lookups.len().next_power_of_two().clamp(256, 1 << 16);
-    // bucket = home * buckets / capacity, as a multiplication and a shift: rounding the scale
-    // down keeps the last home slot in the last bucket
-    let scale = (((buckets as u128) << 32) / capacity.max(1) as u128) as u64;
-    let bucket = |l: &Lookup| ((u64::from(l.home) * scale) >> 32) as usize;
-    let mut starts = vec![0u32; buckets + 1];
-    for l in lookups {
-        starts[bucket(l) + 1] += 1;
-    }
-    for b in 0..buckets {
-        starts[b + 1] += starts[b];
-    }
-    sorted.clear();
-    sorted.resize(lookups.len(), Lookup::default());
-    for l in lookups {
-        let at = &mut starts[bucket(l)];
-        sorted[*at as usize] = *l;
-        *at += 1;
-    }
 }
 
 /// The positions of a batch and what the passes found for them.
@@ -150,9 +129,8 @@ impl<'a> Positions<'a> {
     }
 
     /// Looks up order `m` >= 2 at every position whose longest match so far has order m-1
-    /// and whose context reaches it, in increasing order of home slot; `lookups` and `sorted`
-    /// are scratch.
-    fn pass(&mut self, m: usize, lookups: &mut Vec<Lookup>, sorted: &mut Vec<Lookup>) {
+    /// and whose context reaches it; `lookups` is scratch.
+    fn pass(&mut self, m: usize, lookups: &mut Vec<Lookup>) {
         let table = &self.model.higher[m - 2].table;
         lookups.clear();
         for p in 0..self.len {
@@ -169,10 +147,9 @@ impl<'a> Positions<'a> {
                 }
             }
         }
-        sort_by_home(lookups, sorted, table.capacity());
         let stores_entries = m < self.model.order;
-        for (i, l) in sorted.iter().enumerate() {
-            if let Some(ahead) = sorted.get(i + AHEAD) {
+        for (i, l) in lookups.iter().enumerate() {
+            if let Some(ahead) = lookups.get(i + AHEAD) {
                 table.prefetch_slot(ahead.home as usize);
             }
             if let Some(e) = table.find_from(l.home as usize, l.key) {
@@ -211,9 +188,8 @@ impl<'a> Positions<'a> {
 pub fn score_batch(model: &Model, ids: &[u32], ends: &[usize], out: &mut Vec<f64>) {
     let mut positions = Positions::new(model, ids, ends);
     let mut lookups = Vec::with_capacity(positions.len);
-    let mut sorted = Vec::with_capacity(positions.len);
     for m in 2..=model.order {
-        positions.pass(m, &mut lookups, &mut sorted);
+        positions.pass(m, &mut lookups);
     }
     out.extend((0..positions.len).map(|p| positions.score(p)));
 }
@@ -223,35 +199,6 @@ mod tests {
     use super::*;
     use crate::formats::arpa::read_arpa_from;
     use crate::model::scorer::Scorer;
-
-    /// Sorted by bucket, every lookup kept once, whatever the capacity (up to 2^32 slots).
-    #[test]
-    fn lookups_sort_by_home_slot() {
-        for (capacity, n) in [
-            (1usize, 3usize),
-            (100, 1000),
-            (60_000_000, 5000),
-            (1 << 32, 70_000),
-        ] {
-            let lookups: Vec<Lookup> = (0..n)
-                .map(|i| Lookup {
-                    home: ((i as u64 * 2_654_435_761) % capacity as u64) as u32,
-                    p: i as u32,
-                    key: i as u64,
-                })
-                .collect();
-            let mut sorted = Vec::new();
-            sort_by_home(&lookups, &mut sorted, capacity);
-            let mut ps: Vec<u32> = sorted.iter().map(|l| l.p).collect();
-            ps.sort_unstable();
-            assert!(ps.iter().copied().eq(0..n as u32));
-            // out of order only within a bucket: by less than its width
-            let width = capacity / n.next_power_of_two().clamp(256, 1 << 16) + 1;
-            assert!(sorted
-                .windows(2)
-                .all(|w| w[0].home <= w[1].home || ((w[0].home - w[1].home) as usize) < width));
-        }
-    }
 
     /// Every score equals, bit for bit, the token-by-token one, with and without sentence
     /// markers, for backoff (chain) and flat models, across sentence boundaries and `<unk>`.

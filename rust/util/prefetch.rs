@@ -9,17 +9,30 @@ pub const SLOTS_AHEAD: usize = 16;
 /// few words ahead).
 #[inline]
 pub fn prefetch<T>(value: &T) {
+    prefetch_address(std::ptr::from_ref(value).cast());
+}
+
+/// [`prefetch`] of the cache line of `value` and of the line after it: a probe of a hash table
+/// whose slots straddle lines (24 bytes against 64) usually ends within those two.
+#[inline]
+pub fn prefetch_two_lines<T>(value: &T) {
+    let p: *const i8 = std::ptr::from_ref(value).cast();
+    prefetch_address(p);
+    // (past the end of `value`'s allocation, perhaps: `wrapping_add` computes the address
+    // without `add`'s in-bounds requirement, and a prefetch may name any address)
+    prefetch_address(p.wrapping_add(64));
+}
+
+#[inline]
+fn prefetch_address(p: *const i8) {
     #[cfg(target_arch = "x86_64")]
-    {
-        let p: *const T = value;
-        // SAFETY: prefetching is only a hint to the cache; it never faults, reads nothing into
-        // the program's state, and the pointer comes from a reference.
-        unsafe {
-            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast::<i8>());
-        };
-    }
+    // SAFETY: prefetching is only a hint to the cache; it never faults, whatever the address,
+    // and reads nothing into the program's state.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p);
+    };
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = value;
+    let _ = p;
 }
 
 /// In a pass over items `0..len` in increasing order (as each of rayon's splits runs), called
