@@ -13,7 +13,7 @@ pub fn prefetch<T>(value: &T) {
 }
 
 /// [`prefetch`] of the cache line of `value` and of the line after it: a probe of a hash table
-/// whose slots straddle lines (24 bytes against 64) usually ends within those two.
+/// (slots of 12 to 24 bytes, probes of one to three slots) usually ends within those two.
 #[inline]
 pub fn prefetch_two_lines<T>(value: &T) {
     let p: *const i8 = std::ptr::from_ref(value).cast();
