@@ -8,8 +8,9 @@
 //! (m-1)-gram ending at p-1, whatever the orders above: once every position's entries of order
 //! m-1 are known, the lookups of order m for all positions of the batch are independent. A pass
 //! takes them in position order and starts loading the slots of the lookup [`AHEAD`] further
-//! (both cache lines its probe usually reads: [`crate::ngram::probing::ProbingTable::prefetch`]),
-//! so that many misses are in flight at once. On lmplz's Gutenberg 5-gram this scores 2.3x
+//! (both cache lines its probe usually reads:
+//! [`ProbingTable::prefetch_slot`](crate::ngram::probing::ProbingTable::prefetch_slot)), so that
+//! many misses are in flight at once. On lmplz's Gutenberg 5-gram this scores 2.3x
 //! `query` per core on an Intel Xeon host (`benches/MEASUREMENTS.md`, "What bounds 5-gram
 //! scoring"). The lookups used to be sorted by home slot first, to read each table front to
 //! back: with one cache line prefetched, on an AMD EPYC host, the sort gained up to 18 %

@@ -98,8 +98,9 @@ impl<const W: usize> Table<W> {
     }
 
     /// Starts loading the probe of `key`: its bucket's cache line and the next (buckets of 12
-    /// or 16 bytes, and a probe often reads the next: on lmplz's Gutenberg 5-gram the second
-    /// line made one core score 1.31-1.33x faster on an Intel Xeon host, `benches/MEASUREMENTS.md`).
+    /// or 16 bytes, and a probe often reads the next). On lmplz's Gutenberg 5-gram the second
+    /// line made one core score 1.31-1.33x faster on an Intel Xeon host
+    /// (`benches/MEASUREMENTS.md`).
     #[inline]
     fn prefetch(&self, key: u64) {
         let slots = self.entries.as_slice();
