@@ -223,7 +223,7 @@ impl ProbingTable {
     }
 
     /// Asks the CPU to start loading the probe of `key` (a hint, so that the load overlaps other
-    /// work: scoring runs lookups ahead, `crate::model::by_order`, or interleaves sentences).
+    /// work: interleaved scoring and the ARPA reader call it a few keys ahead).
     #[inline]
     pub fn prefetch(&self, key: u64) {
         self.prefetch_slot(self.home_slot(key));
