@@ -49,7 +49,7 @@ impl Corpus {
     /// (0-based).
     ///
     /// With the NLTK tokenizer and more than one thread, the texts are read on all cores
-    /// ([`Corpus::from_documents_in_parallel`]); otherwise one after the other, straight into
+    /// (`Corpus::from_documents_in_parallel`); otherwise one after the other, straight into
     /// the corpus (a short text is then tokenized on the calling thread, and the whitespace
     /// and KenLM readings cost less than a corpus of their own per text would).
     ///

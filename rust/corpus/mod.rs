@@ -192,7 +192,7 @@ impl Corpus {
     /// which a model pads to `<s> </s>`. The `\n` that ends the text does not start another
     /// sentence; a last line without `\n` is a sentence when it holds a token.
     ///
-    /// A long text is read on all cores, in pieces of whole lines ([`Corpus::push_line_pieces`]).
+    /// A long text is read on all cores, in pieces of whole lines (`Corpus::push_line_pieces`).
     pub fn push_kenlm_text(&mut self, text: &str) -> Result<()> {
         self.push_line_pieces(text, Corpus::push_kenlm_lines)
     }

@@ -17,7 +17,7 @@
 //!    out of it exactly. Writes each order's n-grams in prefix order, the effective count of
 //!    its unigrams and its n-grams per first word (by which step 4 cuts its ranges); returns its
 //!    count-of-counts, which the driver sums.
-//! 4. **Interpolate and write** ([`interpolate`]), with the summed count-of-counts, which every
+//! 4. **Interpolate and write** (`interpolate`), with the summed count-of-counts, which every
 //!    task turns into the same discounts; the n-grams are cut in ranges of their first word for
 //!    the context statistics and the writing, and in the partitions of step 3 for the join with
 //!    the order below:

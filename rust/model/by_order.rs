@@ -7,7 +7,7 @@
 //! [`crate::model::interleaved`]). But the n-gram of order m ending at position p is keyed by the
 //! (m-1)-gram ending at p-1, whatever the orders above: once every position's entries of order
 //! m-1 are known, the lookups of order m for all positions of the batch are independent. A pass
-//! takes them in position order and starts loading the slots of the lookup [`AHEAD`] further
+//! takes them in position order and starts loading the slots of the lookup `AHEAD` further
 //! (both cache lines its probe usually reads:
 //! [`ProbingTable::prefetch_slot`](crate::ngram::probing::ProbingTable::prefetch_slot)), so that
 //! many misses are in flight at once. On lmplz's Gutenberg 5-gram this scores 2.3x

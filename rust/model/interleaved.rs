@@ -1,7 +1,7 @@
 //! Scoring a batch of sentences with any [`Scorer`], several sentences side by side.
 //!
 //! A scorer reads one token at a time from a state, and each token's lookups depend on the
-//! previous token's: one sentence alone waits for every cache miss in turn. [`LANES`] sentences
+//! previous token's: one sentence alone waits for every cache miss in turn. `LANES` sentences
 //! scored in turn overlap them instead: while one waits for a table slot (prefetched after its
 //! previous token), the others compute.
 

@@ -112,7 +112,7 @@ impl<F: Write + std::os::fd::AsRawFd> Write for DirectWriter<F> {
     }
 
     /// Writes everything buffered; a partial block ends direct I/O for this file (see
-    /// [`DirectWriter::write_buffer`]), so flush only at the end.
+    /// `DirectWriter::write_buffer`), so flush only at the end.
     fn flush(&mut self) -> io::Result<()> {
         self.write_buffer()?;
         self.file.flush()

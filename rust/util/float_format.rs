@@ -29,7 +29,7 @@ pub fn push_f32(out: &mut Vec<u8>, v: f32) {
 
 /// [`push_f32`] that remembers the text of the last values it formatted, for columns where few
 /// values recur (the backoff weights of an ARPA section: a few hundred distinct ones in a million
-/// lines), at [`Recent::SLOTS`] values by their bits.
+/// lines), at `Recent::SLOTS` values by their bits.
 pub struct Recent {
     /// (bits of the value, its text's length, its text) by `bits % SLOTS`; length 0: empty.
     slots: Vec<(u32, u8, [u8; Recent::TEXT])>,

@@ -11,7 +11,7 @@
 //! The advice is only a hint: where the kernel has no huge pages, or refuses the advice, memory
 //! behaves as before and nothing else changes. On other systems the functions do nothing.
 //!
-//! Two `unsafe` blocks: the `madvise` calls in [`advise_range`] and [`release_beyond`].
+//! Two `unsafe` blocks: the `madvise` calls in `advise_range` and [`release_beyond`].
 
 use rayon::prelude::*;
 

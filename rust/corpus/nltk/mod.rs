@@ -6,7 +6,7 @@
 //! - [`punkt`]: `PunktSentenceTokenizer` at inference (sentence spans);
 //! - [`word`]: `NLTKWordTokenizer` (the Treebank rules, applied to one sentence);
 //! - [`chars`]: the Python character classes both need;
-//! - [`batch`]: the tokens of a batch of sentences, their types interned on the worker thread.
+//! - `batch`: the tokens of a batch of sentences, their types interned on the worker thread.
 //!
 //! This module joins them as `nltk.tokenize` does (`word_tokenize(text, language,
 //! preserve_line)`: Punkt sentences, then the word rules on each) and feeds a [`Corpus`]. The

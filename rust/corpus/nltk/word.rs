@@ -149,7 +149,7 @@ fn tokenize_segments(text: &str, mut emit: impl FnMut(&str)) {
 }
 
 /// `text` in parts of at least `size` bytes (the last may be shorter), cut at spaces where
-/// [`tokenize_segments`] cuts it, so that the tokens of the parts, one part after the other, are
+/// `tokenize_segments` cuts it, so that the tokens of the parts, one part after the other, are
 /// those of `text` (also for Python's `str.split`, which any space cuts): long pieces of text
 /// (a file with `preserve_line=True`, a line of a gigabyte) can then be tokenized in parallel.
 pub fn split_at_cuts(text: &str, size: usize) -> Vec<&str> {

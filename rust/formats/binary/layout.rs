@@ -1,5 +1,5 @@
 //! The byte layout of fastppl's binary model files, and the parsing and checking of their header
-//! and section table (shared by the writer, [`super::save`], and the reader, [`super::load`]).
+//! and section table (shared by the writer, [`super::save()`], and the reader, [`super::load()`]).
 //!
 //! ## Layout (version 1, every number little-endian)
 //! ```text
@@ -36,7 +36,7 @@
 //! | 3    | 1     | ln p of each word (f64 × V)                                      |
 //! | 4    | 1     | ln weight of each word as a context (f64 × V)                    |
 //! | 5    | 1     | raw unigram counts (u32 × V, or empty when the model has none)   |
-//! | 6    | m     | the probing table of order m: slots of 24 bytes (key u64, ln p f64, ln weight f64), exactly as [`ProbingTable`] holds them; extra = number of occupied slots |
+//! | 6    | m     | the probing table of order m: slots of 24 bytes (key u64, ln p f64, ln weight f64), exactly as [`ProbingTable`](crate::ngram::probing::ProbingTable) holds them; extra = number of occupied slots |
 //! | 7    | m     | raw counts of order m by slot (u32 × slots, or empty)            |
 //!
 //! with kinds 6 and 7 repeated for m = 2..=N.

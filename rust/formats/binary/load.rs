@@ -1,4 +1,4 @@
-//! Reading a model file written by [`super::save`]: mapped or read, checked, then viewed in place.
+//! Reading a model file written by [`super::save()`]: mapped or read, checked, then viewed in place.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -17,7 +17,7 @@ use crate::ngram::probing::{ProbingTable, Slot};
 use crate::util::job::Job;
 use crate::util::mapped::{FileBytes, MappedSlice};
 
-/// Loads a model written by [`super::save`]; `verify` checks the checksum and every slot (see the
+/// Loads a model written by [`super::save()`]; `verify` checks the checksum and every slot (see the
 /// module documentation); `mmap` maps the file, else it is read into memory (for files that other
 /// programs may rewrite in place). `job` can cancel it between its steps (reading, checking).
 pub fn load(path: &Path, verify: bool, mmap: bool, job: &Job) -> Result<Model> {

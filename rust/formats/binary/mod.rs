@@ -24,7 +24,7 @@
 //!
 //! ## Safety
 //! No `unsafe` block here: mapping the file (`FileBytes::map`, in [`crate::util::mapped`]) is
-//! unsafe because the file could be changed by another process while mapped; [`save`] writes a
+//! unsafe because the file could be changed by another process while mapped; [`save()`] writes a
 //! temporary file and renames it over the target, so re-saving a model over the file it was
 //! loaded from replaces the file rather than changing the mapped bytes. The views into the
 //! mapping are `MappedSlice`s, whose one

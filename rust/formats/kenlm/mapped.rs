@@ -47,7 +47,7 @@ pub trait Search: Send + Sync + Sized {
     /// [`Search::middle`] with `j`, or [`Search::longest`] where `j + 2` is the order; a hint).
     fn prefetch(&self, _j: usize, _w: u32, _node: Self::Node) {}
     /// Whether [`Search::prefetch`] fetches anything (a probing file's slots). Batches are then
-    /// scored one order at a time ([`super::by_order`]: about 1.2x per core on lmplz's
+    /// scored one order at a time (`super::by_order`: about 1.2x per core on lmplz's
     /// Gutenberg 5-gram), else sentences side by side ([`crate::model::interleaved`]).
     const PREFETCHES: bool = false;
 }
@@ -338,7 +338,7 @@ impl<S: Search> Scorer for KenlmModel<S> {
         let (log10, found) = self.full_score_log10(&mut &self.search, state, w);
         (crate::formats::ln_from_log10(log10), found)
     }
-    /// One order at a time ([`super::by_order`]) where the search prefetches
+    /// One order at a time (`super::by_order`) where the search prefetches
     /// ([`Search::PREFETCHES`]), else sentences side by side.
     fn score_batch(&self, ids: &[u32], ends: &[usize], out: &mut Vec<f64>, job: &Job) {
         if S::PREFETCHES {

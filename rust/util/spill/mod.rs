@@ -2,7 +2,7 @@
 //!
 //! A record is a fixed number of `u32` words: a key of token ids, then a payload. A [`Sorter`]
 //! collects records up to its memory budget, sorts them on all cores and writes the sorted run to
-//! a file in a work directory, in the compact form of [`run_codec`] (about half the bytes of
+//! a file in a work directory, in the compact form of `run_codec` (about half the bytes of
 //! fixed-width records); [`Sorter::finish`] writes what is left as a last run and merges the
 //! runs into one sorted [`RecordStream`]. Keys are compared in one of three orders: prefix order
 //! (w1, w2, ..., wm lexicographically: the continuations of a context are contiguous), suffix
