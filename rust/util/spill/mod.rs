@@ -22,8 +22,11 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
+mod read_ahead;
 mod recycled;
 mod run_codec;
+
+pub use read_ahead::ReadAhead;
 
 use crate::error::{Error, Result};
 use crate::util::background_write::BackgroundWriter;
