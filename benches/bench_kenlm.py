@@ -140,11 +140,15 @@ def estimate(args: argparse.Namespace, text: Path) -> dict:
     # The three in turn, each repeat (the machine's speed drifts from hour to hour: runs one
     # after the other would favour whichever came first in a slowing hour); each output is
     # removed before its run, untimed, so that no program pays for freeing the 4.9 GB file the
-    # run before wrote (lmplz when it truncates it, fastppl when its rename replaces it).
+    # run before wrote (lmplz when it truncates it, fastppl when its rename replaces it); and the
+    # page cache is written out (`sync`, untimed) so that none pays for writing back the file of
+    # the run before it either (4.9 GB at about 280 MB/s on the Intel host: the first 15-20 s of
+    # the next run shared the disk with it).
     runs: dict[str, list[dict]] = {name: [] for name in commands}
     for _ in range(args.repeats):
         for name, (cmd, out) in commands.items():
             out.unlink(missing_ok=True)
+            os.sync()
             runs[name].append(timed(cmd))
     lm, fp, budget = runs["lmplz"], runs["fastppl"], runs["fastppl_budget"]
     phases = [json.loads(r["stdout"]) for r in fp]

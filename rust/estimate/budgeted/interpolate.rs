@@ -364,7 +364,7 @@ fn interpolate_order(
     smoothing: &Smoothing,
     ngrams: RecordStream,
     lower: Option<RecordReader>,
-    weight: impl FnMut(&[u32], f64) -> Result<()>,
+    mut weight: impl FnMut(&[u32], f64) -> Result<()>,
     (memory, dir, job): (usize, &WorkDir, &Job),
 ) -> Result<Interpolated> {
     let mut prefix_sorted = Sorter::new(
@@ -386,7 +386,6 @@ fn interpolate_order(
     let mut lower = lower.map(|reader| LowerBlocks::new(reader, m - 1));
     let unigram_prob = &globals.unigrams.prob;
     let mut row: Vec<u32> = Vec::with_capacity(m + 2);
-    let mut weight = weight;
     let mut term = |gram: &[u32], (a, b, c): (f64, f64, f64)| {
         let suffix = &gram[1..];
         let lower_p = match lower.as_mut() {
