@@ -12,6 +12,8 @@ use std::io::{self, Write};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::JoinHandle;
 
+use crate::util::channel_thread::close_and_join;
+
 /// Writes buffers of `T` (plain data, written as their bytes) to a file on a thread of its own,
 /// in the order handed over; at most `buffers` exist at once (the one filling included).
 pub struct BackgroundWriter<T> {
@@ -76,18 +78,14 @@ impl<T: bytemuck::Pod + Send + 'static> BackgroundWriter<T> {
 
     /// Waits until everything handed over is written; returns the file.
     pub fn finish(mut self) -> io::Result<File> {
-        self.full = None;
-        self.thread
-            .take()
+        close_and_join(&mut self.full, &mut self.thread)
             .expect("the thread runs until finish or drop")
-            .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
     }
 
     /// The error that ended the thread (or a broken pipe if it ended without one).
     fn stop(&mut self) -> io::Error {
-        self.full = None;
-        match self.thread.take().map(JoinHandle::join) {
+        match close_and_join(&mut self.full, &mut self.thread) {
             Some(Ok(Err(e))) => e,
             Some(Err(panic)) => std::panic::resume_unwind(panic),
             _ => io::ErrorKind::BrokenPipe.into(),
@@ -98,10 +96,7 @@ impl<T: bytemuck::Pod + Send + 'static> BackgroundWriter<T> {
 impl<T> Drop for BackgroundWriter<T> {
     fn drop(&mut self) {
         // the file is closed before this returns (its directory may be removed next)
-        self.full = None;
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
+        let _ = close_and_join(&mut self.full, &mut self.thread);
     }
 }
 

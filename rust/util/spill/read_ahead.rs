@@ -12,6 +12,7 @@ use std::thread::JoinHandle;
 use super::RecordStream;
 use super::Records;
 use crate::error::Result;
+use crate::util::channel_thread::close_and_join;
 
 /// Records per block handed over.
 const BLOCK_RECORDS: usize = 1 << 14;
@@ -100,11 +101,8 @@ impl ReadAhead {
 
     /// Stops the thread and waits for it; its panic, if any, resumes here.
     fn stop(&mut self) {
-        self.full = None;
-        if let Some(thread) = self.thread.take() {
-            if let Err(panic) = thread.join() {
-                std::panic::resume_unwind(panic);
-            }
+        if let Some(Err(panic)) = close_and_join(&mut self.full, &mut self.thread) {
+            std::panic::resume_unwind(panic);
         }
     }
 }
@@ -124,10 +122,7 @@ impl Records for ReadAhead {
 impl Drop for ReadAhead {
     fn drop(&mut self) {
         // (a panic of the thread is not resumed while dropping)
-        self.full = None;
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
+        let _ = close_and_join(&mut self.full, &mut self.thread);
     }
 }
 
