@@ -46,7 +46,10 @@ impl ReadAhead {
             let mut end = false;
             while block.len() < BLOCK_RECORDS * width {
                 match stream.next_record() {
-                    Ok(Some(record)) => block.extend_from_slice(record),
+                    Ok(Some(record)) => {
+                        debug_assert_eq!(record.len(), width, "records of the width given");
+                        block.extend_from_slice(record);
+                    }
                     Ok(None) => {
                         end = true;
                         break;
