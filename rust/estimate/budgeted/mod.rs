@@ -20,7 +20,9 @@
 //!    in which order m-1's file (also in context order) holds the continuations of those
 //!    contexts: one block of it at a time gives p(w|h') for p(w|h) = (a + b p(w|h')) / c.
 //!    Order m's probabilities go to a file in context order (for order m+1) and to a sort in
-//!    prefix order (for its section); the weights of its contexts to a sort in prefix order.
+//!    prefix order (for its section), each n-gram carrying its context's weight: in prefix order
+//!    the continuations of a context are side by side, so the sorted runs give the weights of
+//!    the contexts in prefix order too, for section m-1, with no sort of their own.
 //! 4. **Write** each order's section in prefix order, joining every n-gram with its weight as a
 //!    context (from step 3 of order m+1).
 //!
@@ -240,6 +242,14 @@ mod tests {
             let text = TEXT.replace("cat", if i % 3 == 0 { "cat" } else { "rat" });
             c.push_whitespace_text(&text, SentenceMode::Lines).unwrap();
         }
+        // once only: under pruning, contexts whose continuations are all pruned (their weights
+        // still written)
+        c.push_whitespace_text(
+            "the zebra saw a quagga and an okapi
+",
+            SentenceMode::Lines,
+        )
+        .unwrap();
         c.finish();
         c
     }

@@ -10,7 +10,8 @@
 //! context order (w(m-1), ..., w1, then wm: the continuations of a context are contiguous, and
 //! the contexts come in suffix order). A
 //! sorter can also combine records with equal keys by adding their first payload word (a count),
-//! in each run and again while merging.
+//! in each run and again while merging, or keep a value of the records' leading key words apart
+//! ([`Sorter::with_prefix_values`]), which comes out sorted beside them.
 
 use std::cmp::Ordering;
 use std::fs::{self, File};
@@ -445,14 +446,19 @@ impl Drop for RecordReader {
 
 /// A run being sorted and written in the background: its file, its size and its buffer (emptied)
 /// once done.
-type PendingRun = std::thread::JoinHandle<Result<(PathBuf, usize, Vec<u32>)>>;
+/// A run being written: its path, that of its prefix values (if kept), the bytes written and
+/// the emptied buffer.
+type PendingRun = std::thread::JoinHandle<Result<(PathBuf, Option<PathBuf>, usize, Vec<u32>)>>;
 
 /// Sorts records within a memory budget, spilling sorted runs to disk. A full buffer is sorted
 /// and written by a background thread while the next one fills. The two buffers are allocated
 /// once (asking for huge pages) and take turns: fresh memory is slow to touch the first time,
 /// and the sort's gathers read a buffer at random.
 pub struct Sorter<'d> {
+    /// The layout of the records pushed (with their prefix value, if any).
     layout: Layout,
+    /// The layout of the prefix values kept apart, if any (see [`Sorter::with_prefix_values`]).
+    prefix_values: Option<Layout>,
     combine: bool,
     buffer: Vec<u32>,
     /// The buffer of the last run written, empty, for the next run to fill.
@@ -461,6 +467,8 @@ pub struct Sorter<'d> {
     dir: &'d WorkDir,
     name: String,
     runs: Vec<PathBuf>,
+    /// The prefix values of each run, beside it (with `prefix_values`).
+    prefix_runs: Vec<PathBuf>,
     pending: Option<PendingRun>,
 }
 
@@ -478,6 +486,7 @@ impl<'d> Sorter<'d> {
         let capacity = (budget / (3 * layout.bytes() + 36)).max(4096);
         Sorter {
             layout,
+            prefix_values: None,
             combine,
             buffer: Vec::new(),
             spare: Vec::new(),
@@ -485,8 +494,34 @@ impl<'d> Sorter<'d> {
             dir,
             name: name.to_string(),
             runs: Vec::new(),
+            prefix_runs: Vec::new(),
             pending: None,
         }
+    }
+
+    /// A sorter of records of `layout` (prefix order) that each carry one more word: a value of
+    /// their first `prefix_len` key words, the same in all records that share them (the weight
+    /// of an n-gram's context, say). The runs leave it out; beside each run, each of its
+    /// records' prefixes is written once with its value (see `run_codec::PrefixValues`), no sort
+    /// needed: [`Sorter::finish_with_prefix_values`] gives both, merged. Never combines.
+    pub fn with_prefix_values(
+        layout: Layout,
+        prefix_len: usize,
+        budget: usize,
+        dir: &'d WorkDir,
+        name: &str,
+    ) -> Self {
+        assert!(
+            layout.order == KeyOrder::Prefix && (1..=layout.key_len).contains(&prefix_len),
+            "prefix values are of leading key words in prefix order"
+        );
+        let pushed = Layout {
+            width: layout.width + 1,
+            ..layout
+        };
+        let mut sorter = Sorter::new(pushed, false, budget, dir, name);
+        sorter.prefix_values = Some(Layout::new(prefix_len, 1, KeyOrder::Prefix));
+        sorter
     }
 
     /// Adds one record.
@@ -523,19 +558,35 @@ impl<'d> Sorter<'d> {
         let path = self
             .dir
             .file(&format!("{}-run{}", self.name, self.runs.len()));
-        let (layout, combine) = (self.layout, self.combine);
+        let (layout, combine, prefix_values) = (self.layout, self.combine, self.prefix_values);
+        let run_layout = self.run_layout();
+        let prefix_path = prefix_values.map(|_| path.with_extension("prefixes"));
         let pool = Arc::clone(&self.dir.keys);
         self.pending = Some(std::thread::spawn(move || {
             let index = sorted_index(&mut buffer, layout, combine, &pool)?;
-            let mut out =
-                BufWriter::with_capacity(1 << 20, File::create(&path).map_err(Error::io(&path))?);
-            let written = run_codec::write_run(&buffer, index.as_slice(), &layout, &mut out);
+            let create = |path: &Path| -> Result<BufWriter<File>> {
+                Ok(BufWriter::with_capacity(
+                    1 << 20,
+                    File::create(path).map_err(Error::io(path))?,
+                ))
+            };
+            let mut out = create(&path)?;
+            let mut prefix_out = prefix_path.as_deref().map(create).transpose()?;
+            let prefixes = prefix_values
+                .zip(prefix_out.as_mut())
+                .map(|(layout, out)| run_codec::PrefixValues { layout, out });
+            let written =
+                run_codec::write_run(&buffer, index.as_slice(), &run_layout, &mut out, prefixes);
             index.recycle(&pool);
             let bytes = written
                 .and_then(|bytes| out.flush().map(|()| bytes))
+                .and_then(|bytes| match prefix_out.as_mut() {
+                    Some(p) => p.flush().map(|()| bytes),
+                    None => Ok(bytes),
+                })
                 .map_err(Error::io(&path))?;
             buffer.clear();
-            Ok((path, bytes, buffer))
+            Ok((path, prefix_path, bytes, buffer))
         }));
         Ok(())
     }
@@ -543,12 +594,13 @@ impl<'d> Sorter<'d> {
     /// Waits for the run being written, if any, and records it.
     fn wait_for_run(&mut self) -> Result<()> {
         if let Some(pending) = self.pending.take() {
-            let (path, bytes, buffer) = pending
+            let (path, prefix_path, bytes, buffer) = pending
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
             let spare = std::mem::replace(&mut self.spare, buffer);
             self.dir.buffers.put(spare);
             self.runs.push(path);
+            self.prefix_runs.extend(prefix_path);
             self.dir.runs.fetch_add(1, Relaxed);
             self.dir.wrote(bytes);
         }
@@ -558,19 +610,54 @@ impl<'d> Sorter<'d> {
     /// Sorts what is left, writes it as a last run and returns the merge of all runs: after
     /// this the sorter's buffers are back in the work directory's pool, and the stream holds
     /// only read buffers.
-    pub fn finish(mut self) -> Result<RecordStream> {
+    pub fn finish(self) -> Result<RecordStream> {
+        debug_assert!(
+            self.prefix_values.is_none(),
+            "see finish_with_prefix_values"
+        );
+        self.finish_runs().map(|(records, _)| records)
+    }
+
+    /// [`Sorter::finish`] of a sorter [`with_prefix_values`](Sorter::with_prefix_values): the
+    /// records (without their values), and the prefix values `[prefix, value]` in prefix order
+    /// (a prefix once per run and frame that holds it, the copies side by side).
+    pub fn finish_with_prefix_values(self) -> Result<(RecordStream, RecordStream)> {
+        let (records, values) = self.finish_runs()?;
+        Ok((records, values.expect("a sorter with prefix values")))
+    }
+
+    /// The layout of the runs: that of the records pushed, less their prefix value.
+    fn run_layout(&self) -> Layout {
+        Layout {
+            width: self.layout.width - usize::from(self.prefix_values.is_some()),
+            ..self.layout
+        }
+    }
+
+    fn finish_runs(mut self) -> Result<(RecordStream, Option<RecordStream>)> {
         if !self.buffer.is_empty() {
             self.spill()?;
         }
         self.wait_for_run()?;
         // (the buffer being filled was handed to the last run: the spare is all that is left)
         self.dir.buffers.put(std::mem::take(&mut self.spare));
-        let runs = std::mem::take(&mut self.runs);
-        let readers = runs
-            .into_iter()
-            .map(|path| RecordReader::open_run(path, self.layout))
-            .collect::<Result<Vec<_>>>()?;
-        RecordStream::new(self.layout, self.combine, readers)
+        let merge = |runs: Vec<PathBuf>, layout: Layout, combine: bool| {
+            let readers = runs
+                .into_iter()
+                .map(|path| RecordReader::open_run(path, layout))
+                .collect::<Result<Vec<_>>>()?;
+            RecordStream::new(layout, combine, readers)
+        };
+        let records = merge(
+            std::mem::take(&mut self.runs),
+            self.run_layout(),
+            self.combine,
+        )?;
+        let values = self
+            .prefix_values
+            .map(|layout| merge(std::mem::take(&mut self.prefix_runs), layout, false))
+            .transpose()?;
+        Ok((records, values))
     }
 }
 
@@ -1215,6 +1302,38 @@ mod tests {
         assert_eq!(files, 0, "runs are deleted once merged");
         // 50 000 records in runs of 4096: 13 runs per small sort, 1 per large one
         assert_eq!(dir.runs(), 3 * (13 + 1));
+    }
+
+    #[test]
+    fn prefix_values_come_out_beside_the_records_in_prefix_order() {
+        let dir = WorkDir::new(&std::env::temp_dir()).unwrap();
+        let layout = Layout::new(3, 1, KeyOrder::Prefix);
+        // 3-word keys, each record with a payload word and the value of its first two words
+        let value = |a: u32, b: u32| a * 1000 + b;
+        let input: Vec<[u32; 5]> = (0..30_000u32)
+            .map(|i| {
+                let h = i.wrapping_mul(2_654_435_761);
+                let (a, b) = (h % 13, (h >> 8) % 11);
+                [a, b, i, h >> 16, value(a, b)]
+            })
+            .collect();
+        for budget in [0, 1 << 30] {
+            let mut sorter = Sorter::with_prefix_values(layout, 2, budget, &dir, "p");
+            for r in &input {
+                sorter.push(r).unwrap();
+            }
+            let (records, values) = sorter.finish_with_prefix_values().unwrap();
+            let mut expected: Vec<Vec<u32>> = input.iter().map(|r| r[..4].to_vec()).collect();
+            expected.sort();
+            assert_eq!(collect(records), expected, "budget {budget}");
+            // each prefix (13 * 11 of them) at least once, copies side by side, in order
+            let mut values = collect(values);
+            assert!(values.iter().all(|v| v[2] == value(v[0], v[1])));
+            assert!(values.windows(2).all(|w| w[0] <= w[1]));
+            values.dedup();
+            assert_eq!(values.len(), 13 * 11, "budget {budget}");
+        }
+        assert_eq!(fs::read_dir(&dir.path).unwrap().count(), 0);
     }
 
     #[test]

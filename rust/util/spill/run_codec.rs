@@ -78,23 +78,45 @@ fn width_of<const W: usize>(layout: &Layout) -> usize {
     }
 }
 
-/// Gathers the records `index` (record numbers) of `records` and appends their frame to `out`.
+/// Gathers the records `index` (record numbers) of `records` and appends their frame to `out`;
+/// with `prefixes` (see [`PrefixValues`]: each record of `records` then has one word more than
+/// `layout`'s, left out of the frame), appends the frame of the records' prefix values to its
+/// buffer too.
 fn encode_gathered<const W: usize>(
     records: &[u32],
     index: &[u32],
     layout: &Layout,
     out: &mut Vec<u8>,
+    prefixes: Option<(&Layout, &mut Vec<u8>)>,
 ) {
     let width = width_of::<W>(layout);
+    let stride = width + usize::from(prefixes.is_some());
+    let prefix_len = prefixes.as_ref().map_or(0, |(p, _)| p.key_len);
     let mut gathered = Vec::with_capacity(index.len() * width);
+    // each distinct prefix of the frame's records (in a sorted run, those sharing one are
+    // side by side) and the value its records carry in their last word
+    let mut values: Vec<u32> = Vec::new();
     for (k, &i) in index.iter().enumerate() {
         // read from all over `records`: fetch ahead
         prefetch_ahead(k, index.len(), |ahead| {
-            records.get(index[ahead] as usize * width)
+            records.get(index[ahead] as usize * stride)
         });
-        gathered.extend_from_slice(&records[i as usize * width..][..width]);
+        let record = &records[i as usize * stride..][..stride];
+        gathered.extend_from_slice(&record[..width]);
+        if prefixes.is_some() {
+            let prefix = &record[..prefix_len];
+            if values.len() < prefix_len
+                || values[values.len() - prefix_len - 1..][..prefix_len] != *prefix
+            {
+                values.extend_from_slice(prefix);
+                values.push(record[width]);
+            }
+        }
     }
     encode_frame::<W>(&gathered, layout, out);
+    if let Some((prefix_layout, prefix_out)) = prefixes {
+        encode_frame::<0>(&values, prefix_layout, prefix_out);
+    }
 }
 
 /// Appends the frame of `records` (whole records of `layout`, at most `u32::MAX` of them) to
@@ -154,35 +176,58 @@ fn encode_frame<const W: usize>(records: &[u32], layout: &Layout, out: &mut Vec<
     header[8..].copy_from_slice(&raw_mask.to_le_bytes());
 }
 
+/// Where [`write_run`] writes the prefix values of a run: each record then carries
+/// one word after those of its layout, a value of its first `layout.key_len` key words (the
+/// same in every record that shares them: the weight of an n-gram's context, say), left out of
+/// the run. For each prefix of the run's records, in the run's order, the prefix and its value
+/// go to `out` as a record of `layout` (`[prefix, value]`, prefix order), a run of their own. A
+/// prefix whose records span two frames of the run is written twice.
+pub struct PrefixValues<'w> {
+    pub layout: Layout,
+    pub out: &'w mut dyn Write,
+}
+
 /// Writes the records of `records` (sorted or not) in the order of `index` (record numbers) as
-/// frames of [`FRAME_RECORDS`] records; returns the bytes written. Frames are gathered and
-/// encoded on all cores, a few at a time (the memory of a few frames).
+/// frames of [`FRAME_RECORDS`] records, and their prefix values to `prefixes` when given (see
+/// [`PrefixValues`]); returns the bytes written to both. Frames are gathered and encoded on all
+/// cores, a few at a time (the memory of a few frames).
 pub fn write_run(
     records: &[u32],
     index: &[u32],
     layout: &Layout,
     out: &mut impl Write,
+    mut prefixes: Option<PrefixValues<'_>>,
 ) -> io::Result<usize> {
     use rayon::prelude::*;
     let width = layout.width;
     let count = index.len();
     let frames = count.div_ceil(FRAME_RECORDS);
     let batch = 4 * rayon::current_num_threads();
+    let prefix_layout = prefixes.as_ref().map(|p| p.layout);
     let mut written = 0;
     for first in (0..frames).step_by(batch) {
-        let encoded: Vec<Vec<u8>> = (first..(first + batch).min(frames))
+        let encoded: Vec<(Vec<u8>, Vec<u8>)> = (first..(first + batch).min(frames))
             .into_par_iter()
             .map(|f| {
                 let span = f * FRAME_RECORDS..((f + 1) * FRAME_RECORDS).min(count);
                 let mut bytes = Vec::with_capacity(HEADER + span.len() * (1 + 5 * width) + SLACK);
+                let mut prefix_bytes = Vec::new();
                 let index = &index[span];
-                with_fixed_len!(width, encode_gathered(records, index, layout, &mut bytes));
-                bytes
+                let values = prefix_layout.as_ref().map(|l| (l, &mut prefix_bytes));
+                with_fixed_len!(
+                    width,
+                    encode_gathered(records, index, layout, &mut bytes, values)
+                );
+                (bytes, prefix_bytes)
             })
             .collect();
-        for bytes in &encoded {
+        for (bytes, prefix_bytes) in &encoded {
             out.write_all(bytes)?;
             written += bytes.len();
+            if let Some(p) = prefixes.as_mut() {
+                p.out.write_all(prefix_bytes)?;
+                written += prefix_bytes.len();
+            }
         }
     }
     Ok(written)
@@ -362,7 +407,8 @@ mod tests {
 
     fn round_trip(records: &[u32], layout: &Layout) -> (Vec<u32>, usize) {
         let mut file = Vec::new();
-        let written = write_run(records, &in_order(records, layout), layout, &mut file).unwrap();
+        let written =
+            write_run(records, &in_order(records, layout), layout, &mut file, None).unwrap();
         assert_eq!(written, file.len());
         let mut reader = FrameReader::new();
         let (mut input, mut frame, mut back) = (file.as_slice(), Vec::new(), Vec::new());
@@ -451,7 +497,7 @@ mod tests {
                 .flat_map(|&i| input[i as usize * layout.width..][..layout.width].to_vec())
                 .collect();
             let mut by_index = Vec::new();
-            let written = write_run(&input, &index, &layout, &mut by_index).unwrap();
+            let written = write_run(&input, &index, &layout, &mut by_index, None).unwrap();
             assert_eq!(written, by_index.len());
             let mut reader = FrameReader::new();
             let (mut bytes, mut frame, mut back) = (by_index.as_slice(), Vec::new(), Vec::new());
@@ -465,6 +511,7 @@ mod tests {
                 &in_order(&copied, &layout),
                 &layout,
                 &mut copied_file,
+                None,
             )
             .unwrap();
             assert!(by_index == copied_file, "{order:?}: other bytes");
@@ -500,7 +547,7 @@ mod tests {
         let layout = Layout::new(3, 1, KeyOrder::Prefix);
         let input = records(100, &layout, 1000, true);
         let mut file = Vec::new();
-        write_run(&input, &in_order(&input, &layout), &layout, &mut file).unwrap();
+        write_run(&input, &in_order(&input, &layout), &layout, &mut file, None).unwrap();
         for cut in [5, HEADER, HEADER + 10, file.len() - 1] {
             let mut reader = FrameReader::new();
             let mut frame = Vec::new();
