@@ -444,10 +444,8 @@ impl Drop for RecordReader {
     }
 }
 
-/// A run being sorted and written in the background: its file, its size and its buffer (emptied)
-/// once done.
-/// A run being written: its path, that of its prefix values (if kept), the bytes written and
-/// the emptied buffer.
+/// A run being sorted and written in the background: its file, that of its prefix values (if
+/// kept), the bytes written and its buffer (emptied) once done.
 type PendingRun = std::thread::JoinHandle<Result<(PathBuf, Option<PathBuf>, usize, Vec<u32>)>>;
 
 /// Sorts records within a memory budget, spilling sorted runs to disk. A full buffer is sorted
@@ -580,11 +578,10 @@ impl<'d> Sorter<'d> {
             index.recycle(&pool);
             let bytes = written
                 .and_then(|bytes| out.flush().map(|()| bytes))
-                .and_then(|bytes| match prefix_out.as_mut() {
-                    Some(p) => p.flush().map(|()| bytes),
-                    None => Ok(bytes),
-                })
                 .map_err(Error::io(&path))?;
+            if let (Some(out), Some(path)) = (prefix_out.as_mut(), prefix_path.as_ref()) {
+                out.flush().map_err(Error::io(path))?;
+            }
             buffer.clear();
             Ok((path, prefix_path, bytes, buffer))
         }));

@@ -105,8 +105,7 @@ fn encode_gathered<const W: usize>(
         gathered.extend_from_slice(&record[..width]);
         if prefixes.is_some() {
             let prefix = &record[..prefix_len];
-            if values.len() < prefix_len
-                || values[values.len() - prefix_len - 1..][..prefix_len] != *prefix
+            if values.is_empty() || values[values.len() - prefix_len - 1..][..prefix_len] != *prefix
             {
                 values.extend_from_slice(prefix);
                 values.push(record[width]);
