@@ -347,7 +347,8 @@ fn join_thread<T>(handle: std::thread::ScopedJoinHandle<'_, T>) -> T {
 /// order m-1's probabilities in context order (`lower`; none for m = 2: the unigrams' are in
 /// `globals`): p(w|h) = (a + b p(w|h')) / c, kept in context order for the order above
 /// (`[gram, p]`) and sorted in prefix order for the section (`[gram, log10 p]`, see
-/// [`arpa_word`]). In context order the n-grams that share h' minus its last word come together,
+/// [`arpa_word`]; above the bigrams with the weight of the n-gram's context, kept apart by the
+/// sort, see [`ContextWeights::InSection`]). In context order the n-grams that share h' minus its last word come together,
 /// and the order below holds the continuations of that context together, in the same order: one
 /// block of it at a time answers them. Up to [`READ_AHEAD_UP_TO`] the n-grams are merged ahead on
 /// a thread of their own.
