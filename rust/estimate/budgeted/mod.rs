@@ -242,14 +242,9 @@ mod tests {
             let text = TEXT.replace("cat", if i % 3 == 0 { "cat" } else { "rat" });
             c.push_whitespace_text(&text, SentenceMode::Lines).unwrap();
         }
-        // once only: under pruning, contexts whose continuations are all pruned (their weights
-        // still written)
-        c.push_whitespace_text(
-            "the zebra saw a quagga and an okapi
-",
-            SentenceMode::Lines,
-        )
-        .unwrap();
+        // once only: under pruning, contexts whose continuations are all pruned (weight 1)
+        c.push_whitespace_text("the zebra saw a quagga and an okapi\n", SentenceMode::Lines)
+            .unwrap();
         c.finish();
         c
     }
