@@ -1,5 +1,5 @@
 //! Step 1 of budgeted estimation: every predicted token's longest n-gram, counted on disk in
-//! suffix order.
+//! context order.
 
 use crate::corpus::vocab::{BOS, EOS};
 use crate::corpus::Corpus;
@@ -7,7 +7,7 @@ use crate::error::Result;
 use crate::util::job::Job;
 use crate::util::spill::{KeyOrder, Layout, RecordStream, Sorter, WorkDir, PAD};
 
-/// Step 1: every predicted token's longest n-gram (up to `order`), counted, in suffix order.
+/// Step 1: every predicted token's longest n-gram (up to `order`), counted, in context order.
 pub(super) fn count_highest(
     corpus: &Corpus,
     order: usize,
@@ -16,7 +16,7 @@ pub(super) fn count_highest(
     job: &Job,
 ) -> Result<RecordStream> {
     let mut sorter = Sorter::new(
-        Layout::new(order, 1, KeyOrder::Suffix),
+        Layout::new(order, 1, KeyOrder::Context),
         true,
         memory,
         dir,

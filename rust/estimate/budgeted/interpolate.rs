@@ -33,7 +33,7 @@ const READ_AHEAD_UP_TO: usize = 3;
 /// failure the file there is left as it was); returns the n-grams per order, as the header states
 /// them.
 pub(crate) fn write_adjusted(
-    adjusted: Adjusted,
+    adjusted: Adjusted<RecordReader>,
     order: usize,
     smoothing: &Smoothing,
     vocab: &Vocab,
@@ -185,7 +185,7 @@ impl Section {
 /// section m-2 is written (section m-1 needs the weights of order m's contexts, which order m's
 /// section sort gives beside it).
 fn interpolate_and_write(
-    adjusted: Adjusted,
+    adjusted: Adjusted<RecordReader>,
     order: usize,
     smoothing: &Smoothing,
     vocab: &Vocab,
@@ -247,7 +247,7 @@ fn interpolate_and_write(
 /// now ready to write, and order m's results.
 fn interpolate_while_writing(
     to_write: Section,
-    (m, order, ngrams, lower): (usize, usize, RecordStream, Interpolated),
+    (m, order, ngrams, lower): (usize, usize, RecordReader, Interpolated),
     (globals, smoothing, vocab): (&Globals, &Smoothing, &Vocab),
     (memory, dir, job): (usize, &WorkDir, &Job),
     out: &mut ArpaFile,
@@ -356,7 +356,7 @@ fn interpolate_order(
     globals: &Globals,
     (m, n): (usize, usize),
     smoothing: &Smoothing,
-    ngrams: RecordStream,
+    ngrams: RecordReader,
     lower: Option<RecordReader>,
     mut weights: ContextWeights<'_>,
     (memory, dir, job): (usize, &WorkDir, &Job),
