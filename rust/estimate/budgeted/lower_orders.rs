@@ -24,12 +24,26 @@ use crate::util::words::{equal_words, extend_words};
 /// where shorter at sentence starts) in context order, each once. Every order 2..=N comes back
 /// in context order, in a file of the work directory.
 pub(super) fn lower_orders(
+    counts: impl Records,
+    order: usize,
+    vocab_len: usize,
+    (smoothing, pruning): (&Smoothing, &Pruning),
+    dir: &WorkDir,
+    job: &Job,
+) -> Result<Adjusted<RecordReader>> {
+    let estimator = (smoothing, pruning);
+    derive_lower_orders(counts, order, vocab_len, estimator, dir, job, SUM_AT)
+}
+
+/// [`lower_orders`], summing a block's ends once it holds `sum_at` of them (tests use few).
+fn derive_lower_orders(
     mut counts: impl Records,
     order: usize,
     vocab_len: usize,
     (smoothing, pruning): (&Smoothing, &Pruning),
     dir: &WorkDir,
     job: &Job,
+    sum_at: usize,
 ) -> Result<Adjusted<RecordReader>> {
     job.stage("adjusting counts", 0)?;
     let mut done = 0;
@@ -42,6 +56,7 @@ pub(super) fn lower_orders(
         unigram_raw: vec![0; vocab_len],
         unigram_extensions: vec![0; vocab_len],
         row: Vec::with_capacity(order + 1),
+        sum_at,
     };
     while let Some(r) = counts.next_record()? {
         job.tick(&mut done)?;
@@ -58,12 +73,51 @@ pub(super) fn lower_orders(
 }
 
 /// The m-grams of one context being summed (m >= 2): their last words, each with the raw count
-/// of an (m+1)-gram ending in it and whether that one is a real n-gram (not a shorter one
-/// padded), in the order they came.
+/// and the left extensions (0 or 1: whether it is a real n-gram, not a shorter one padded) of an
+/// (m+1)-gram ending in it, in the order they came, or already summed by word.
 #[derive(Default)]
 struct Block {
     context: Vec<u32>,
-    ends: Vec<(u32, u64, bool)>,
+    ends: Vec<End>,
+    /// The length at which the ends are summed next (0: the pass's least).
+    sum_at: usize,
+}
+
+/// A last word of a block, with the (m+1)-grams' raw counts and left extensions summed so far.
+#[derive(Clone, Copy)]
+struct End {
+    word: u32,
+    extensions: u32,
+    raw: u64,
+}
+
+/// Ends held by a block before those of the same word are summed: a context with more
+/// continuations (a frequent word's, as the context of bigrams) then takes memory in proportion
+/// to its distinct last words, at most the vocabulary (16 bytes a word, twice), not to its
+/// (m+1)-grams.
+const SUM_AT: usize = 1 << 20;
+
+impl Block {
+    /// Sums the ends of the same word, in order of words.
+    fn sum_by_word(&mut self) {
+        // the (m+1)-grams of each of the block's contexts come sorted by last word
+        if !self.ends.is_sorted_by_key(|e| e.word) {
+            self.ends.sort_unstable_by_key(|e| e.word);
+        }
+        let mut kept = 0;
+        for i in 0..self.ends.len() {
+            let end = self.ends[i];
+            if kept > 0 && self.ends[kept - 1].word == end.word {
+                let sum = &mut self.ends[kept - 1];
+                sum.raw += end.raw;
+                sum.extensions += end.extensions;
+            } else {
+                self.ends[kept] = end;
+                kept += 1;
+            }
+        }
+        self.ends.truncate(kept);
+    }
 }
 
 /// The state of the pass: one block per order below the highest (index m), the unigrams'
@@ -78,6 +132,8 @@ struct Derivation<'a> {
     unigram_extensions: Vec<u32>,
     /// Scratch for one record.
     row: Vec<u32>,
+    /// Ends a block holds before they are summed by word, at least.
+    sum_at: usize,
 }
 
 impl Derivation<'_> {
@@ -101,38 +157,36 @@ impl Derivation<'_> {
             block.context.clear();
             extend_words(&mut block.context, context);
         }
-        block.ends.push((last, raw, real));
+        block.ends.push(End {
+            word: last,
+            extensions: u32::from(real),
+            raw,
+        });
+        if block.ends.len() >= block.sum_at.max(self.sum_at) {
+            block.sum_by_word();
+            block.sum_at = 2 * block.ends.len();
+        }
         Ok(())
     }
 
     /// Writes the m-grams of order m's block (if any) in context order, and hands each to
     /// order m-1.
     fn finish_block(&mut self, m: usize) -> Result<()> {
-        let Block { context, mut ends } = std::mem::take(&mut self.blocks[m]);
-        // the (m+1)-grams of one context's sub-blocks come each sorted by last word
-        if !ends.is_sorted_by_key(|e| e.0) {
-            ends.sort_unstable_by_key(|e| e.0);
-        }
+        let mut block = std::mem::take(&mut self.blocks[m]);
+        block.sum_by_word();
         let mut gram = Vec::with_capacity(m);
-        let mut i = 0;
-        while i < ends.len() {
-            let last = ends[i].0;
-            let (mut raw, mut extensions) = (0u64, 0u32);
-            while i < ends.len() && ends[i].0 == last {
-                raw += ends[i].1;
-                extensions += u32::from(ends[i].2);
-                i += 1;
-            }
+        for end in &block.ends {
             gram.clear();
-            extend_words(&mut gram, &context);
-            gram.push(last);
+            extend_words(&mut gram, &block.context);
+            gram.push(end.word);
             if gram[0] != PAD {
-                self.write(&gram, raw, extensions)?;
+                self.write(&gram, end.raw, end.extensions)?;
             }
-            self.add(m - 1, &gram, raw)?;
+            self.add(m - 1, &gram, end.raw)?;
         }
-        ends.clear();
-        self.blocks[m] = Block { context, ends };
+        block.ends.clear();
+        block.sum_at = 0;
+        self.blocks[m] = block;
         Ok(())
     }
 
@@ -164,5 +218,103 @@ impl Derivation<'_> {
             .map(RecordWriter::into_reader)
             .collect::<Result<Vec<_>>>()?;
         Ok(self.tally.into_adjusted(higher))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::corpus::{Corpus, SentenceMode};
+    use crate::estimate::budgeted::{adjust, highest_ngrams};
+    use crate::util::spill::{RecordStream, Sorter};
+
+    fn corpus() -> Corpus {
+        // a few words over many short sentences: n-grams of every order repeat, and those at
+        // sentence starts are padded
+        let mut state = 7u64;
+        let mut draw = |below: u64| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (state >> 33) % below
+        };
+        let mut text = String::new();
+        for _ in 0..400 {
+            for _ in 0..=draw(12) {
+                text.push_str(["a", "b", "c", "d", "e", "f"][draw(6) as usize]);
+                text.push(' ');
+            }
+            text.push('\n');
+        }
+        let mut c = Corpus::new();
+        c.push_whitespace_text(&text, SentenceMode::Lines).unwrap();
+        c.finish();
+        c
+    }
+
+    fn counted(c: &Corpus, order: usize, key_order: KeyOrder, dir: &WorkDir) -> RecordStream {
+        let mut sorter = Sorter::new(Layout::new(order, 1, key_order), true, 0, dir, "t");
+        highest_ngrams(c, order, None, &Job::none(), |r| sorter.push(r)).unwrap();
+        sorter.finish().unwrap()
+    }
+
+    fn records(mut s: impl Records) -> Vec<Vec<u32>> {
+        let mut all = Vec::new();
+        while let Some(r) = s.next_record().unwrap() {
+            all.push(r.to_vec());
+        }
+        all
+    }
+
+    /// The suffix-order pass, each order then sorted in context order, and this one agree on
+    /// every effective count, count-of-counts and n-gram, in the same order.
+    #[test]
+    fn derives_what_the_suffix_order_pass_and_its_sorts_give() {
+        let dir = WorkDir::new(&std::env::temp_dir()).unwrap();
+        let c = corpus();
+        let vocab_len = c.vocab().len();
+        for smoothing in [
+            Smoothing::ModifiedKneserNey {
+                discount_fallback: true,
+            },
+            Smoothing::WittenBell,
+        ] {
+            for (order, prune) in [(2, &[][..]), (3, &[]), (5, &[]), (4, &[0, 1, 1])] {
+                let pruning = Pruning::new(prune, order).unwrap();
+                let estimator = (&smoothing, &pruning);
+                let by_sort = adjust(
+                    counted(&c, order, KeyOrder::Suffix, &dir),
+                    (order, KeyOrder::Context),
+                    vocab_len,
+                    estimator,
+                    0,
+                    &dir,
+                    &Job::none(),
+                )
+                .unwrap();
+                let sorted: Vec<Vec<Vec<u32>>> = by_sort.higher.into_iter().map(records).collect();
+                // summing each block's ends every 3 of them: the memory bound's path too
+                for sum_at in [3, SUM_AT] {
+                    let derived = derive_lower_orders(
+                        counted(&c, order, KeyOrder::Context, &dir),
+                        order,
+                        vocab_len,
+                        estimator,
+                        &dir,
+                        &Job::none(),
+                        sum_at,
+                    )
+                    .unwrap();
+                    let case = format!("{smoothing:?} order {order} prune {prune:?}");
+                    assert_eq!(derived.unigrams, by_sort.unigrams, "{case}");
+                    assert_eq!(derived.count_of_counts, by_sort.count_of_counts, "{case}");
+                    assert_eq!(derived.ngram_counts, by_sort.ngram_counts, "{case}");
+                    assert!(derived.ngram_counts[order - 1] > 10, "{case}");
+                    for (m, file) in derived.higher.into_iter().enumerate() {
+                        assert_eq!(records(file), sorted[m], "{case}: order {}", m + 2);
+                    }
+                }
+            }
+        }
     }
 }
