@@ -19,7 +19,8 @@ pub(crate) struct Adjusted<S = RecordStream> {
     /// Effective (adjusted or raw) count of each unigram, by word id.
     pub(crate) unigrams: Vec<u32>,
     /// Orders 2..=N (at index m-2): n-grams with their effective count (with [`PRUNED`] set for
-    /// the pruned ones), sorted in the key order asked for.
+    /// the pruned ones), in an order where the continuations of a context are contiguous (the
+    /// key order [`adjust`] is asked for; context order from `lower_orders.rs`).
     pub(crate) higher: Vec<S>,
     /// Count-of-counts n[1..=4] of each order's effective counts (index m-1).
     pub(crate) count_of_counts: Vec<[u64; 5]>,
