@@ -226,7 +226,7 @@ mod tests {
     use super::*;
     use crate::corpus::{Corpus, SentenceMode};
     use crate::estimate::budgeted::{adjust, highest_ngrams};
-    use crate::util::spill::{RecordStream, Sorter};
+    use crate::util::spill::{collect, RecordStream, Sorter};
 
     fn corpus() -> Corpus {
         // a few words over many short sentences: n-grams of every order repeat, and those at
@@ -258,14 +258,6 @@ mod tests {
         sorter.finish().unwrap()
     }
 
-    fn records(mut s: impl Records) -> Vec<Vec<u32>> {
-        let mut all = Vec::new();
-        while let Some(r) = s.next_record().unwrap() {
-            all.push(r.to_vec());
-        }
-        all
-    }
-
     /// The suffix-order pass, each order then sorted in context order, and this one agree on
     /// every effective count, count-of-counts and n-gram, in the same order.
     #[test]
@@ -292,7 +284,7 @@ mod tests {
                     &Job::none(),
                 )
                 .unwrap();
-                let sorted: Vec<Vec<Vec<u32>>> = by_sort.higher.into_iter().map(records).collect();
+                let sorted: Vec<Vec<Vec<u32>>> = by_sort.higher.into_iter().map(collect).collect();
                 // summing each block's ends every 3 of them: the memory bound's path too
                 for sum_at in [3, SUM_AT] {
                     let derived = derive_lower_orders(
@@ -311,7 +303,7 @@ mod tests {
                     assert_eq!(derived.ngram_counts, by_sort.ngram_counts, "{case}");
                     assert!(derived.ngram_counts[order - 1] > 10, "{case}");
                     for (m, file) in derived.higher.into_iter().enumerate() {
-                        assert_eq!(records(file), sorted[m], "{case}: order {}", m + 2);
+                        assert_eq!(collect(file), sorted[m], "{case}: order {}", m + 2);
                     }
                 }
             }

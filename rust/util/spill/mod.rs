@@ -1169,17 +1169,19 @@ impl RecordStream {
     }
 }
 
+/// Every record of `records`, copied, in order (for tests).
+#[cfg(test)]
+pub(crate) fn collect(mut records: impl Records) -> Vec<Vec<u32>> {
+    let mut out = Vec::new();
+    while let Some(r) = records.next_record().unwrap() {
+        out.push(r.to_vec());
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn collect(mut s: RecordStream) -> Vec<Vec<u32>> {
-        let mut out = Vec::new();
-        while let Some(r) = s.next_record().unwrap() {
-            out.push(r.to_vec());
-        }
-        out
-    }
 
     /// `records` sorted as `layout` compares them, those of equal keys combined into the first
     /// (counts, the first payload word, added): what a combining [`Sorter`] gives.

@@ -131,7 +131,7 @@ impl Drop for ReadAhead {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{KeyOrder, Layout, RecordStream, Sorter, WorkDir};
+    use super::super::{collect, KeyOrder, Layout, RecordStream, Sorter, WorkDir};
     use super::*;
 
     fn stream(dir: &WorkDir, records: u32) -> RecordStream {
@@ -144,22 +144,14 @@ mod tests {
         sorter.finish().unwrap()
     }
 
-    fn all(mut records: impl Records) -> Vec<Vec<u32>> {
-        let mut out = Vec::new();
-        while let Some(r) = records.next_record().unwrap() {
-            out.push(r.to_vec());
-        }
-        out
-    }
-
     #[test]
     fn hands_out_the_streams_records_in_order() {
         let dir = WorkDir::new(&std::env::temp_dir()).unwrap();
         // none, less than a block, several blocks and a part
         for n in [0, 5, 3 * BLOCK_RECORDS as u32 + 17] {
-            let expected = all(stream(&dir, n));
+            let expected = collect(stream(&dir, n));
             assert_eq!(expected.len(), n as usize);
-            assert_eq!(all(ReadAhead::new(stream(&dir, n), 3)), expected, "{n}");
+            assert_eq!(collect(ReadAhead::new(stream(&dir, n), 3)), expected, "{n}");
         }
     }
 
