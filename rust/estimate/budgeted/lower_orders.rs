@@ -84,7 +84,6 @@ struct Block {
 }
 
 /// A last word of a block, with the (m+1)-grams' raw counts and left extensions summed so far.
-#[derive(Clone, Copy)]
 struct End {
     word: u32,
     extensions: u32,
@@ -104,19 +103,14 @@ impl Block {
         if !self.ends.is_sorted_by_key(|e| e.word) {
             self.ends.sort_unstable_by_key(|e| e.word);
         }
-        let mut kept = 0;
-        for i in 0..self.ends.len() {
-            let end = self.ends[i];
-            if kept > 0 && self.ends[kept - 1].word == end.word {
-                let sum = &mut self.ends[kept - 1];
+        self.ends.dedup_by(|end, sum| {
+            let same = end.word == sum.word;
+            if same {
                 sum.raw += end.raw;
                 sum.extensions += end.extensions;
-            } else {
-                self.ends[kept] = end;
-                kept += 1;
             }
-        }
-        self.ends.truncate(kept);
+            same
+        });
     }
 }
 
