@@ -23,10 +23,12 @@ use crate::util::spill::{
 use crate::util::words::{copy_words, equal_words, extend_words};
 
 /// The highest order whose context pass reads its n-grams through a [`ReadAhead`]: orders 2 and
-/// 3 run with nothing but the unigrams written beside them, so the merge of their n-grams' runs
-/// can take the other core (Gutenberg 5-gram, -S 2G, Intel host, December 6: the two passes 0.6-
-/// 0.7 s and 2.9-3.2 s against 0.9 s and 3.5-3.6 s). From order 4 a section is written beside
-/// the pass and both cores are busy: reading ahead there gained nothing.
+/// 3 run with nothing but the unigrams written beside them, so reading their n-grams can take
+/// the other core (Gutenberg 5-gram, -S 2G, Intel host, December 6: the two passes 0.6-0.7 s and
+/// 2.9-3.2 s against 0.9 s and 3.5-3.6 s, when each order was a merge of sorted runs; since it
+/// is one file from step 2, 0.58-0.67 s and 2.40-2.98 s against 0.68-0.79 s and 2.65-3.15 s,
+/// three alternated pairs). From order 4 a section is written beside the pass and both cores
+/// are busy: reading ahead there gained nothing.
 const READ_AHEAD_UP_TO: usize = 3;
 
 /// Steps 3 and 4: writes the model of the `adjusted` counts as ARPA to `path` (atomically: on
@@ -348,9 +350,9 @@ fn join_thread<T>(handle: std::thread::ScopedJoinHandle<'_, T>) -> T {
 /// `globals`): p(w|h) = (a + b p(w|h')) / c, kept in context order for the order above
 /// (`[gram, p]`) and sorted in prefix order for the section (`[gram, log10 p]`, see
 /// [`arpa_word`]; above the bigrams with the weight of the n-gram's context, kept apart by the
-/// sort, see [`ContextWeights::InSection`]). In context order the n-grams that share h' minus its last word come together,
-/// and the order below holds the continuations of that context together, in the same order: one
-/// block of it at a time answers them. Up to [`READ_AHEAD_UP_TO`] the n-grams are merged ahead on
+/// sort, see [`ContextWeights::InSection`]). In context order the n-grams that share h' minus
+/// its last word come together, and the order below holds the continuations of that context
+/// together, in the same order: one block of it at a time answers them. Up to [`READ_AHEAD_UP_TO`] the n-grams are merged ahead on
 /// a thread of their own.
 fn interpolate_order(
     globals: &Globals,
