@@ -579,32 +579,78 @@ const PY_SPACE_LEADS: [bool; 256] = {
     t
 };
 
-/// Python's `text.split()`: each run of non-whitespace to `emit`, in order. Only the bytes that
-/// can start a whitespace character are decoded.
+/// Python's `text.split()`: each run of non-whitespace to `emit`, in order. A word's end is
+/// looked for 8 bytes at a time (`space_candidates`); only the bytes that can start a
+/// whitespace character are looked at one by one.
 pub fn py_split(text: &str, mut emit: impl FnMut(&str)) {
     let bytes = text.as_bytes();
-    let mut word: Option<usize> = None; // start of the current word
     let mut i = 0;
-    while i < bytes.len() {
-        let space = if PY_SPACE_LEADS[bytes[i] as usize] {
-            let c = text[i..].chars().next().expect("a character boundary");
-            is_py_space(c).then(|| c.len_utf8())
-        } else {
-            None
-        };
-        let Some(n) = space else {
-            word.get_or_insert(i);
-            i += 1;
-            continue;
-        };
-        if let Some(start) = word.take() {
-            emit(&text[start..i]);
+    loop {
+        while let Some(n) = py_space_at(text, i) {
+            i += n;
         }
-        i += n;
+        if i >= bytes.len() {
+            return;
+        }
+        let end = word_end(text, i + 1);
+        emit(&text[i..end]);
+        i = end;
     }
-    if let Some(start) = word {
-        emit(&text[start..]);
+}
+
+/// The length of the Python whitespace character at `i` of `text`, if there is one (None at the
+/// end of the text too).
+#[inline(always)]
+fn py_space_at(text: &str, i: usize) -> Option<usize> {
+    let &b = text.as_bytes().get(i)?;
+    if !PY_SPACE_LEADS[b as usize] {
+        return None;
     }
+    if b < 0x80 {
+        return Some(1);
+    }
+    let c = text[i..].chars().next().expect("a character boundary");
+    is_py_space(c).then(|| c.len_utf8())
+}
+
+/// Where the first Python whitespace character at or after `i` starts (the text's length if
+/// none does); `i` is a character boundary or a continuation byte (which starts nothing).
+#[inline(always)]
+fn word_end(text: &str, mut i: usize) -> usize {
+    let bytes = text.as_bytes();
+    while let Some(chunk) = bytes.get(i..i + 8) {
+        let mut candidates =
+            space_candidates(u64::from_le_bytes(chunk.try_into().expect("8 bytes")));
+        while candidates != 0 {
+            let at = i + candidates.trailing_zeros() as usize / 8;
+            if py_space_at(text, at).is_some() {
+                return at;
+            }
+            candidates &= candidates - 1;
+        }
+        i += 8;
+    }
+    while i < bytes.len() && py_space_at(text, i).is_none() {
+        i += 1;
+    }
+    i
+}
+
+/// The high bit of each byte of `x` (8 bytes of text, the first in the low byte) that can start
+/// a Python whitespace character ([`PY_SPACE_LEADS`]), and of some that cannot: every byte up to
+/// 0x20, 0xc2, and 0xe0 to 0xe3. Each test is exact within its byte (no carry or borrow crosses
+/// into the next), so no byte of [`PY_SPACE_LEADS`] is missed.
+#[inline(always)]
+fn space_candidates(x: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    // bytes that are zero: (b & 0x7f) + 0x7f sets the high bit unless b & 0x7f is 0, and the
+    // byte's own high bit is or-ed in
+    let zero = |y: u64| !(((y & LOW7) + LOW7) | y) & HIGH;
+    // ASCII bytes below 0x21: (b | 0x80) - 0x21 keeps its high bit unless b & 0x7f < 0x21
+    let low = !((x | HIGH) - 0x21 * ONES) & !x & HIGH;
+    low | zero(x ^ (0xc2 * ONES)) | zero((x & (0xfc * ONES)) ^ (0xe0 * ONES))
 }
 
 /// ENDING_QUOTES 4: `\s+` -> ` ` (`regex`'s `\s`: White_Space), copying the text between
@@ -1088,15 +1134,60 @@ mod tests {
             let expected: Vec<&str> = text.split(is_py_space).filter(|w| !w.is_empty()).collect();
             assert_eq!(split(&text), expected, "{text:?}");
         }
-        // every character: those that are Python spaces split, the others do not
+        // longer strings of the same pieces, so that words and spaces fall at every place of the
+        // 8-byte steps (and across them)
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        for _ in 0..20_000 {
+            let mut text = String::new();
+            for _ in 0..(state % 24) {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                text.push_str(alphabet[(state % alphabet.len() as u64) as usize]);
+            }
+            let expected: Vec<&str> = text.split(is_py_space).filter(|w| !w.is_empty()).collect();
+            assert_eq!(split(&text), expected, "{text:?}");
+        }
+        // every character: those that are Python spaces split, the others do not, also after
+        // and within a run of 8 bytes or more
         for c in (0..=0x10_ffff_u32).filter_map(char::from_u32) {
             let text = format!("x{c}y");
+            let long = format!("wxyz_abc{c}defghij{c}");
+            let expected_long = if is_py_space(c) {
+                vec!["wxyz_abc", "defghij"]
+            } else {
+                vec![&*long]
+            };
+            assert_eq!(split(&long), expected_long, "{c:?}");
             let expected = if is_py_space(c) {
                 vec!["x", "y"]
             } else {
                 vec![&*text]
             };
             assert_eq!(split(&text), expected, "{c:?}");
+        }
+    }
+
+    #[test]
+    fn space_candidates_marks_its_bytes_only() {
+        let candidate = |b: u8| b <= 0x20 || b == 0xc2 || (0xe0..=0xe3).contains(&b);
+        for b in 0..=255u8 {
+            assert!(!PY_SPACE_LEADS[b as usize] || candidate(b), "{b:#x}");
+            // at each place of the word, beside every other byte value
+            for at in 0..8 {
+                for other in 0..=255u8 {
+                    let mut bytes = [other; 8];
+                    bytes[at] = b;
+                    let expected = bytes.iter().enumerate().fold(0u64, |m, (k, &x)| {
+                        m | (u64::from(candidate(x)) << (8 * k + 7))
+                    });
+                    assert_eq!(
+                        space_candidates(u64::from_le_bytes(bytes)),
+                        expected,
+                        "{bytes:x?}"
+                    );
+                }
+            }
         }
     }
 
