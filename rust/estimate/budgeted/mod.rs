@@ -175,7 +175,9 @@ pub fn train_arpa(
 
 /// What stays in memory besides the sort buffers, so that the budget covers it (as lmplz's `-S`
 /// covers its vocabulary): the corpus's token ids and offsets, its vocabulary (words, hash map)
-/// and the per-word arrays of the estimation (an effective count, p and gamma).
+/// and the per-word arrays of the estimation, at most 20 bytes a word: during step 2 an
+/// effective count (4 bytes) and the raw count and left extensions being summed (8 and 4,
+/// freed when step 2 ends), then the effective count, p and gamma (4, 8 and 8).
 fn resident_bytes(corpus: &Corpus) -> usize {
     let vocab = corpus.vocab();
     let words: usize = (0..vocab.len() as u32).map(|id| vocab.word(id).len()).sum();
