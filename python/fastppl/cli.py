@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import glob
 import json
 import os
@@ -89,6 +90,7 @@ def _add_text_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--skip-line-prefix",
         action="append",
+        type=_line_prefix,
         default=[],
         metavar="PREFIX",
         help="drop lines starting with PREFIX (repeatable)",
@@ -103,6 +105,14 @@ def _add_text_options(p: argparse.ArgumentParser) -> None:
 
 #: What each command reads from standard input, for the message when it is a terminal.
 STDIN_TEXT = {"train": "the corpus", "eval": "the text to score", "score": "the text to score"}
+
+
+def _line_prefix(text: str) -> str:
+    """A non-empty --skip-line-prefix (argparse reports the empty one, which every line starts
+    with, as a usage error)."""
+    if not text:
+        raise argparse.ArgumentTypeError("must not be empty (every line starts with it)")
+    return text
 
 
 def _at_least_two(text: str) -> int:
@@ -120,6 +130,21 @@ def _at_least_two(text: str) -> int:
     return value
 
 
+def _tokenizer(args: argparse.Namespace) -> str:
+    """``--tokenizer``, or the command line's default, with a note saying so (unless
+    ``--quiet``)."""
+    if args.tokenizer is not None:
+        return args.tokenizer
+    if not args.quiet:
+        print(
+            "fastppl: note: tokens split on whitespace, one sentence per line (the command "
+            "line's default, as lmplz and query read text; Python's Corpus.from_file "
+            "defaults to tokenizer='nltk'); choose with --tokenizer whitespace|kenlm|nltk",
+            file=sys.stderr,
+        )
+    return DEFAULT_TOKENIZER
+
+
 def _read_corpus(path: str | None, args: argparse.Namespace, progress: ProgressCallback | None):
     """The corpus in `path` (a file, or standard input for None or '-')."""
     from fastppl.corpus import Corpus
@@ -134,18 +159,8 @@ def _read_corpus(path: str | None, args: argparse.Namespace, progress: ProgressC
             f"fastppl {args.command}: reading {STDIN_TEXT[args.command]} from standard input, "
             f"which is a terminal; give a file or pipe text in{hint}"
         )
-    tokenizer = args.tokenizer
-    if tokenizer is None:
-        tokenizer = DEFAULT_TOKENIZER
-        if not args.quiet:
-            print(
-                "fastppl: note: tokens split on whitespace, one sentence per line (the command "
-                "line's default, as lmplz and query read text; Python's Corpus.from_file "
-                "defaults to tokenizer='nltk'); choose with --tokenizer whitespace|kenlm|nltk",
-                file=sys.stderr,
-            )
     options = {
-        "tokenizer": tokenizer,
+        "tokenizer": _tokenizer(args),
         "sentences": args.sentences,
         "language": args.language,
         "engine": args.engine,
@@ -273,6 +288,8 @@ def _train_ray(args: argparse.Namespace, params: dict[str, float | bool]) -> int
     """`train --ray`: the estimation as Ray tasks (fastppl.ray.train), ARPA or binary output."""
     if args.min_count != 1 or args.limit_vocab_file is not None:
         raise InvalidArgumentError("train --ray does not take --min-count or --limit-vocab-file")
+    if args.engine != "native":
+        raise InvalidArgumentError("train --ray tokenizes natively: it does not take --engine")
     import ray
 
     from fastppl.ray import train as ray_train
@@ -300,8 +317,9 @@ def _train_ray(args: argparse.Namespace, params: dict[str, float | bool]) -> int
             memory=args.memory or "1G",
             work_dir=args.temp_dir,
             prune=args.prune,
-            tokenizer=args.tokenizer,
+            tokenizer=_tokenizer(args),
             sentences=args.sentences,
+            language=args.language,
             lowercase=args.lowercase,
             skip_line_prefixes=tuple(args.skip_line_prefix),
             encoding=args.encoding,
@@ -571,9 +589,14 @@ def _text_output(path: str | None) -> Iterator[Any]:
         yield sys.stdout
         return
     target = os.path.abspath(path)
-    fd, partial = tempfile.mkstemp(
-        dir=os.path.dirname(target), prefix=f".{os.path.basename(target)}.", suffix=".partial"
-    )
+    if os.path.isdir(target):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+    try:
+        fd, partial = tempfile.mkstemp(
+            dir=os.path.dirname(target), prefix=f".{os.path.basename(target)}.", suffix=".partial"
+        )
+    except OSError as e:  # named after the output, not the temporary file beside it
+        raise OSError(e.errno, e.strerror, path) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             yield out

@@ -51,6 +51,25 @@ def test_prune_rejects_non_integers(text: Path, tmp_path: Path, capsys):
     assert "--prune takes integer thresholds" in capsys.readouterr().err
 
 
+def test_skip_line_prefix_rejects_the_empty_prefix(text: Path, tmp_path: Path, capsys):
+    """Every line starts with '': the empty prefix would drop them all (the Python API refuses
+    it too)."""
+    with pytest.raises(SystemExit) as exit_:
+        main(["train", "--skip-line-prefix", "", str(text), str(tmp_path / "m.arpa")])
+    assert exit_.value.code == 2
+    assert "--skip-line-prefix: must not be empty" in capsys.readouterr().err
+    assert not (tmp_path / "m.arpa").exists()
+
+
+def test_train_ray_refuses_the_python_engine(text: Path, tmp_path: Path, capsys):
+    """`train --ray` tokenizes in its tasks, natively: --engine python is refused before Ray
+    starts."""
+    out = tmp_path / "m.arpa"
+    assert main(["train", "--ray", "--engine", "python", str(text), str(out), "-q"]) == 1
+    assert "does not take --engine" in capsys.readouterr().err
+    assert not out.exists()
+
+
 def test_default_tokenizer_is_announced(text: Path, tmp_path: Path, capsys):
     out = tmp_path / "m.arpa"
     assert main(["train", "-o", "2", str(text), str(out)]) == 0

@@ -114,6 +114,25 @@ def test_bad_records_name_their_line_and_leave_no_output(
     assert list(tmp_path.iterdir()) == [source]
 
 
+@pytest.mark.parametrize(
+    ("output", "error"),
+    [("folder", "Is a directory"), ("missing/out.jsonl", "No such file or directory")],
+)
+def test_an_output_that_cannot_be_written_is_named(
+    model_path, tmp_path, capsys, output: str, error: str
+) -> None:
+    """The error names the output as given, not the temporary file written beside it."""
+    source = tmp_path / "docs.jsonl"
+    source.write_text('{"text": "a"}\n', "utf-8")
+    (tmp_path / "folder").mkdir()
+    target = tmp_path / output
+    assert main(["score", str(model_path), str(source), "--documents", "-o", str(target)]) == 1
+    err = capsys.readouterr().err
+    assert f"{error}: '{target}'" in err and ".partial" not in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["docs.jsonl", "folder"]
+    assert list((tmp_path / "folder").iterdir()) == []
+
+
 def test_document_options_need_documents(model_path, tmp_path, capsys) -> None:
     text = tmp_path / "t.txt"
     text.write_text("a b\n", "utf-8")

@@ -381,7 +381,8 @@ def cli_cluster(tmp_path_factory):
 
 def test_cli_train_ray_equals_train_memory(cli_cluster, shards, tmp_path):
     paths, whole = shards
-    common = ["-o", "3", "--tokenizer", "whitespace", "-q"]
+    # no --tokenizer: both read with the command line's default (whitespace)
+    common = ["-o", "3", "-q"]
     single, distributed = tmp_path / "single.arpa", tmp_path / "ray.arpa"
     address, env = cli_cluster
     cli = [sys.executable, "-m", "fastppl.cli", "train"]
