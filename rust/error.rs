@@ -77,4 +77,10 @@ impl Error {
             source,
         }
     }
+
+    /// `path` is a directory where a file was to be read or written: the I/O error `EISDIR`
+    /// (Python's `IsADirectoryError`, with `filename` set), as opening it would give.
+    pub fn is_a_directory(path: &Path) -> Self {
+        Error::io(path)(std::io::Error::from_raw_os_error(libc::EISDIR))
+    }
 }

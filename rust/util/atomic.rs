@@ -43,10 +43,7 @@ impl AtomicFile {
             Error::invalid(format!("{}: not a file name to write", target.display()))
         })?;
         if target.is_dir() {
-            return Err(Error::invalid(format!(
-                "{}: is a directory, not a file to write",
-                target.display()
-            )));
+            return Err(Error::is_a_directory(target));
         }
         loop {
             let call = CALLS.fetch_add(1, Ordering::Relaxed);

@@ -56,22 +56,21 @@ impl Codec {
     }
 }
 
-/// Refuses (with [`Error::InvalidArgument`]) a path that is not a regular file once symbolic
-/// links are followed: a directory, FIFO, socket or device.
+/// Refuses a path that is not a regular file once symbolic links are followed: a directory (see
+/// [`Error::is_a_directory`]), or with [`Error::InvalidArgument`] a FIFO, socket or device.
 pub fn check_regular(path: &Path) -> Result<()> {
     let meta = std::fs::metadata(path).map_err(Error::io(path))?;
     if meta.is_file() {
-        return Ok(());
-    }
-    let kind = if meta.is_dir() {
-        "a directory"
+        Ok(())
+    } else if meta.is_dir() {
+        Err(Error::is_a_directory(path))
     } else {
-        "not a regular file (a FIFO, socket or device)"
-    };
-    Err(Error::invalid(format!(
-        "{}: is {kind}; fastppl reads model files from regular files only",
-        path.display()
-    )))
+        Err(Error::invalid(format!(
+            "{}: is not a regular file (a FIFO, socket or device); fastppl reads model files \
+             from regular files only",
+            path.display()
+        )))
+    }
 }
 
 /// Opens `path` for buffered reading, decompressing on the fly.

@@ -164,3 +164,29 @@ def test_train_refuses_to_write_over_its_corpus(tmp_path: Path) -> None:
     assert "is the input corpus" in done.stderr
     assert "Traceback" not in done.stderr
     assert corpus.read_text() == text
+
+
+def test_a_directory_is_an_is_a_directory_error_naming_it(tmp_path: Path) -> None:
+    """A directory given where a model file is read or written raises IsADirectoryError with
+    `filename` set, as the README says of every file that cannot be read or written, whatever
+    the call; nothing is left in it."""
+    from fastppl import Corpus
+
+    model = NGramModel.fit(
+        Corpus.from_sentences([["a", "b"], ["b"]]), order=2, smoothing="witten_bell"
+    )
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    calls = {
+        "save": lambda: model.save(folder),
+        "to_arpa": lambda: model.to_arpa(folder),
+        "load": lambda: NGramModel.load(folder),
+        "from_arpa": lambda: NGramModel.from_arpa(folder),
+        "from_file": lambda: NGramModel.from_file(folder),
+        "from_kenlm_binary": lambda: NGramModel.from_kenlm_binary(folder),
+    }
+    for name, call in calls.items():
+        with pytest.raises(IsADirectoryError) as raised:
+            call()
+        assert raised.value.filename == str(folder), name
+    assert list(folder.iterdir()) == []

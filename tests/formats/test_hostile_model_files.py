@@ -37,7 +37,7 @@ SCRIPT = textwrap.dedent(
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     try:
         NGramModel.from_arpa(path) if kind == "arpa" else NGramModel.load(path)
-    except FastpplError as e:
+    except (FastpplError, OSError) as e:
         print("refused:", type(e).__name__, e)
     else:
         print("loaded")
@@ -97,7 +97,7 @@ def test_fifo_and_directory_are_refused_at_once(tmp_path: Path, kind: str) -> No
     for path in (fifo, tmp_path):
         out, elapsed = _load_in_subprocess(kind, path)
         assert out.startswith("refused:"), out
-        assert "regular file" in out or "directory" in out, out
+        assert "regular file" in out or "IsADirectoryError" in out, out
         assert elapsed < 10  # interpreter start-up included; the refusal itself is immediate
 
 

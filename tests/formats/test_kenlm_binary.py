@@ -343,8 +343,9 @@ def test_other_files_are_refused(tmp_path: Path) -> None:
     for name in ("m.fppl", "m.arpa"):
         with pytest.raises(ModelFormatError, match="not a KenLM binary file"):
             NGramModel.from_kenlm_binary(tmp_path / name)
-    with pytest.raises(ModelFormatError, match="directory"):
+    with pytest.raises(IsADirectoryError) as raised:
         NGramModel.from_kenlm_binary(tmp_path)
+    assert raised.value.filename == str(tmp_path)
     with pytest.raises(ModelFileNotFoundError):
         NGramModel.from_kenlm_binary(tmp_path / "missing.bin")
 

@@ -32,7 +32,7 @@ pub fn load(path: &Path, verify: bool, mmap: bool, job: &Job) -> Result<Model> {
     // stat before opening: opening a FIFO for reading would block until a writer comes
     let meta = std::fs::metadata(path).map_err(Error::io(path))?;
     if meta.is_dir() {
-        return Err(format_err(p, "is a directory, not a model file"));
+        return Err(Error::is_a_directory(path));
     }
     if !meta.is_file() {
         return Err(format_err(p, "is not a regular file"));

@@ -127,7 +127,7 @@ pub enum KenlmBinary {
 pub fn open_kenlm_binary(path: &Path, job: &Job) -> Result<KenlmBinary> {
     let p = path.display().to_string();
     if path.is_dir() {
-        return Err(format_err(&p, "is a directory, not a KenLM binary file"));
+        return Err(Error::is_a_directory(path));
     }
     job.check()?;
     let file = std::fs::File::open(path).map_err(Error::io(path))?;
