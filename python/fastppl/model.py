@@ -512,7 +512,12 @@ class NGramModel:
         return self._inner.vocab()
 
     def __contains__(self, word: object) -> bool:
-        return isinstance(word, str) and self._inner.contains(word)
+        if not isinstance(word, str):
+            return False
+        try:
+            return self._inner.contains(word)
+        except UnicodeEncodeError:  # a lone surrogate: no word of a vocabulary (UTF-8) has one
+            return False
 
     def count(self, ngram: Sequence[str]) -> int:
         """Training count of an n-gram (a sequence of tokens); 0 if unseen (and for models read

@@ -386,3 +386,16 @@ def test_a_file_with_one_long_line_is_read_in_linear_time(tmp_path):
     del pieces
     corpus = Corpus.from_file(path, tokenizer="whitespace", sentences="lines")
     assert corpus.num_tokens == words and len(corpus) == 1
+
+
+def test_membership_of_any_object_is_a_bool(corpus, tmp_path):
+    """`word in model` answers for any object: a str with a lone surrogate (which no UTF-8
+    vocabulary holds) or a non-str is simply not in it, for NGramModel and fastppl.kenlm.Model."""
+    import fastppl.kenlm
+
+    model = NGramModel.fit(corpus, order=2, smoothing="witten_bell")
+    model.to_arpa(tmp_path / "m.arpa")
+    for m in (model, fastppl.kenlm.Model(str(tmp_path / "m.arpa"))):
+        assert "a" in m
+        for other in ("\ud800", "a\udfff", None, 3, b"a", ["a"]):
+            assert (other in m) is False, (m, other)
