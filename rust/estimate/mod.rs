@@ -338,6 +338,7 @@ pub fn estimate(
     // (order steps), tables (order - 1 steps)
     job.stage("estimating", 4 * order as u64 - 1)?;
     let mut passes = Passes::new(counts, vocab.len(), bos_eos, &smoothing, pruning, job);
+    check_additive_scale(&smoothing, passes.vocab_size)?;
     let effective = passes.effective_counts();
     job.step(order as u64)?;
     let discounts = discounts_for(&smoothing, &effective, &passes)?;
@@ -367,6 +368,20 @@ pub fn estimate(
         smoothing: smoothing.name().to_string(),
         discounts,
     })
+}
+
+/// Refuses an additive `k` so large that k|V|, the denominator's part of every probability,
+/// is not a finite number (every probability would be 0): long before that, from k|V| of about
+/// 1e17 times the corpus, each distribution is 1/|V| to double precision.
+fn check_additive_scale(smoothing: &Smoothing, vocab_size: f64) -> Result<()> {
+    match *smoothing {
+        Smoothing::Additive { k } if !(k * vocab_size).is_finite() => Err(Error::invalid(format!(
+            "additive: k = {k:e} is too large for a vocabulary of {} words (k times the \
+             vocabulary size overflows a double)",
+            vocab_size as u64
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// How a model of `smoothing` scores unstored n-grams, and the ln weight of an unseen context.

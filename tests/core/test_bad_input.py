@@ -165,6 +165,17 @@ def test_bad_parameter_value(corpus, smoothing, name, value):
         NGramModel.fit(corpus, order=2, smoothing=smoothing, **{name: value})
 
 
+def test_additive_k_too_large_for_the_vocabulary(corpus):
+    """A finite k whose product with |V| overflows would make every probability 0 (perplexity
+    inf): refused; a k just below gives the uniform distribution, as any huge k does."""
+    with pytest.raises(InvalidArgumentError, match="k = 1e308 is too large for a vocabulary"):
+        NGramModel.fit(corpus, order=2, smoothing="additive", k=1e308)
+    model = NGramModel.fit(corpus, order=2, smoothing="additive", k=1e300)
+    uniform = -math.log(model.vocab_size)
+    assert model.logprob("a", ["b"]) == pytest.approx(uniform)
+    assert model.perplexity(corpus) == pytest.approx(model.vocab_size)
+
+
 @pytest.mark.parametrize(
     ("smoothing", "name", "value"),
     [("additive", "k", "1"), ("kneser_ney", "discount", True), ("stupid_backoff", "alpha", None)],
