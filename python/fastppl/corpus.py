@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, AnyStr, NoReturn
 
 from fastppl import _core
-from fastppl._checks import check_int
+from fastppl._checks import check_int, check_iterable
 from fastppl.errors import CorpusDecodeError, InvalidArgumentError, InvalidTypeError
 from fastppl.progress import Progress, ProgressCallback, reporter
 from fastppl.text import (
@@ -242,9 +242,13 @@ class Corpus:
     ) -> Corpus:
         """One document per text; options as in :meth:`from_text`.
 
+        Raises:
+            InvalidTypeError: ``texts`` is a single str (use :meth:`from_text`).
+
         >>> Corpus.from_texts(["a b. c", "d"], tokenizer="whitespace").num_documents
         2
         """
+        texts = check_iterable(texts, "texts", "str")
         options = _TextOptions.checked(
             tokenizer, sentences, lowercase, skip_line_prefixes, language, engine
         )
@@ -309,7 +313,12 @@ class Corpus:
         *,
         progress: Progress = False,
     ) -> Corpus:
-        """One document per file; options as in :meth:`from_file`."""
+        """One document per file; options as in :meth:`from_file`.
+
+        Raises:
+            InvalidTypeError: ``paths`` is a single path (use :meth:`from_file`).
+        """
+        paths = check_iterable(paths, "paths", "paths")
         options = _TextOptions.checked(
             tokenizer, sentences, lowercase, skip_line_prefixes, language, engine
         )
@@ -470,9 +479,7 @@ class Corpus:
             raise InvalidArgumentError(f"min_count must be at least 1, got {min_count}")
         words = None
         if vocab is not None:
-            if isinstance(vocab, str | bytes):
-                raise InvalidTypeError("vocab must be an iterable of words, not a single string")
-            words = list(vocab)
+            words = list(check_iterable(vocab, "vocab", "words"))
             for w in words:
                 if not isinstance(w, str):
                     raise InvalidTypeError(f"vocab words must be str, got {type(w).__name__}")

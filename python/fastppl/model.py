@@ -9,7 +9,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, get_args
 
 from fastppl import _core
-from fastppl._checks import LogBase, check_bool, check_int, check_tokens, log_base_divisor
+from fastppl._checks import (
+    LogBase,
+    check_bool,
+    check_int,
+    check_iterable,
+    check_tokens,
+    log_base_divisor,
+)
 from fastppl.corpus import Corpus, _TextOptions
 from fastppl.errors import (
     InvalidArgumentError,
@@ -640,7 +647,7 @@ class NGramModel:
         >>> r.document_num_tokens.tolist(), r.num_tokens
         ([3, 0, 4], 7)
         """
-        texts = list(texts)
+        texts = list(check_iterable(texts, "texts", "str"))
         for text in texts:
             if not isinstance(text, str):
                 raise InvalidTypeError(f"texts must hold str, got {type(text).__name__}")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,6 +19,7 @@ from fastppl.errors import (
     FastpplError,
     FastpplWarning,
     InvalidArgumentError,
+    InvalidTypeError,
     NotNormalizedError,
     OutOfVocabularyError,
     ZeroProbabilityWarning,
@@ -274,6 +276,33 @@ def test_oov_wrong_type(mle, corpus):
 )
 def test_corpus_wrong_types(make, match):
     with pytest.raises(TypeError, match=match):
+        make()
+
+
+@pytest.mark.parametrize(
+    ("make", "match"),
+    [
+        (
+            lambda: Corpus.from_texts("abc", tokenizer="whitespace"),
+            "texts must be an iterable of str, not one str: got 'abc'",
+        ),
+        (
+            lambda: Corpus.from_files("crlf.txt", tokenizer="whitespace"),
+            "paths must be an iterable of paths, not one str: got 'crlf.txt'",
+        ),
+        (
+            lambda: Corpus.from_files(Path("crlf.txt"), tokenizer="whitespace"),
+            r"paths must be an iterable of paths, not one \w*Path: got \w*Path\('crlf.txt'\)",
+        ),
+        (
+            lambda: Corpus.from_sentences([["a"]]).limit_vocab(vocab="a b"),
+            "vocab must be an iterable of words, not one str: got 'a b'",
+        ),
+    ],
+)
+def test_a_single_str_is_not_taken_for_an_iterable(make, match):
+    """Iterating a str would give its characters: 3 documents for "abc", a file named "c"."""
+    with pytest.raises(InvalidTypeError, match=match):
         make()
 
 
