@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from fastppl._checks import LogBase, log_base_divisor
+from fastppl._checks import LogBase, check_bool, check_int, log_base_divisor
 from fastppl.errors import InvalidArgumentError
 from fastppl.result import LogLikelihood
 
@@ -379,17 +379,26 @@ def from_logits(
         ``cross_entropy_bits``, ``num_tokens``, ``token_logprobs`` in nats).
 
     Raises:
-        InvalidArgumentError: Shape or dtype mismatch, labels outside
-            ``[0, V)``, NaN/inf in a scored logits row, or nothing to score.
+        InvalidArgumentError: Logits of fewer than 2 dimensions, shape or dtype
+            mismatch, labels outside ``[0, V)``, NaN/inf in a scored logits row,
+            or nothing to score.
+        InvalidTypeError: ``shift`` not a bool, ``ignore_index`` not an int.
 
     >>> logits = np.log(np.array([[[0.5, 0.5], [0.25, 0.75], [0.9, 0.1]]]))
     >>> r = from_logits(logits, np.array([[0, 1, 0]]))
     >>> r.num_tokens, round(r.perplexity, 6)  # labels 1, 0 scored: sqrt(1 / (0.5 * 0.25))
     (2, 2.828427)
     """
+    shift = check_bool("shift", shift)
+    ignore_index = check_int("ignore_index", ignore_index)
     values, half_format = _logits_array(logits)
+    if values.ndim < 2:
+        raise InvalidArgumentError(
+            f"logits must have at least 2 dimensions (..., T, V): one row of V scores per "
+            f"label, got shape {values.shape}"
+        )
     label_ids = _as_numpy(labels)
-    if values.ndim < 2 or label_ids.shape != values.shape[:-1]:
+    if label_ids.shape != values.shape[:-1]:
         raise InvalidArgumentError(
             f"logits of shape {values.shape} need labels of shape {values.shape[:-1]}, "
             f"got {label_ids.shape}"

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from fastppl import metrics
-from fastppl.errors import InvalidArgumentError
+from fastppl.errors import InvalidArgumentError, InvalidTypeError
 
 
 def reference_logprobs(logits, labels):
@@ -210,7 +210,8 @@ def test_from_logits_property(logits, data):
     ("logits", "labels", "mask", "match"),
     [
         (np.zeros((2, 3, 5)), np.zeros((2, 4), int), None, "labels of shape"),
-        (np.zeros(5), np.zeros((), int), None, "labels of shape"),
+        (np.zeros(5), np.zeros((), int), None, r"at least 2 dimensions .* got shape \(5,\)"),
+        (np.zeros(()), np.zeros((), int), None, r"at least 2 dimensions .* got shape \(\)"),
         (np.zeros((2, 3, 5)), np.zeros((2, 3)), None, "integers"),
         (np.zeros((2, 3, 5), int), np.zeros((2, 3), int), None, "float16"),
         (np.zeros((2, 3, 5)), np.zeros((2, 3), int), np.ones((2, 2)), "attention_mask"),
@@ -228,6 +229,27 @@ def test_from_logits_property(logits, data):
 def test_from_logits_bad_input(logits, labels, mask, match):
     with pytest.raises(InvalidArgumentError, match=match):
         metrics.from_logits(logits, labels, mask)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"shift": "no"}, "shift must be True or False, got 'no'"),
+        ({"shift": 0}, "shift must be True or False, got 0"),
+        ({"ignore_index": "x"}, "ignore_index must be an int, got str"),
+        ({"ignore_index": -100.0}, "ignore_index must be an int, got float"),
+        ({"ignore_index": True}, "ignore_index must be an int, got True"),
+    ],
+)
+def test_from_logits_flags_of_the_wrong_type(kwargs, match):
+    with pytest.raises(InvalidTypeError, match=match):
+        metrics.from_logits(np.zeros((2, 3, 5)), np.zeros((2, 3), int), **kwargs)
+
+
+def test_from_logits_takes_a_numpy_integer_ignore_index():
+    labels = np.array([[0, 1, 2]])
+    r = metrics.from_logits(np.zeros((1, 3, 4)), labels, ignore_index=np.int64(2))
+    assert r.num_tokens == 1
 
 
 def test_nan_in_unscored_rows_is_ignored():
