@@ -67,6 +67,13 @@ def check_int(name: str, value: object) -> int:
         raise InvalidTypeError(f"{name} must be an int, got {type(value).__name__}") from None
 
 
+def check_number(name: str, value: object) -> float:
+    """``value`` as a float if it is a real number (numpy numbers too; not bool, not str)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InvalidTypeError(f"{name} must be a number, got {type(value).__name__}")
+    return float(value)
+
+
 def check_iterable(value: Iterable[T], name: str, items: str) -> Iterable[T]:
     """``value`` itself (not consumed: a generator stays lazy), refusing with
     :class:`InvalidTypeError` a single str, bytes or path where an iterable of ``items`` is

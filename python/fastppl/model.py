@@ -14,6 +14,7 @@ from fastppl._checks import (
     check_bool,
     check_int,
     check_iterable,
+    check_number,
     check_tokens,
     log_base_divisor,
 )
@@ -139,14 +140,11 @@ def fit_arguments(
         )
     if order < 1 or order > _core.MAX_ORDER:
         raise InvalidArgumentError(f"order must be between 1 and {_core.MAX_ORDER}, got {order}")
-    numbers = {k: params[k] for k in ("k", "discount", "alpha") if k in params}
-    for name, value in numbers.items():
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise InvalidTypeError(f"{name} must be a number, got {type(value).__name__}")
+    numbers = {k: check_number(k, params[k]) for k in ("k", "discount", "alpha") if k in params}
     args = {
         "order": order,
         "bos_eos": bos_eos,
-        **{name: float(value) for name, value in numbers.items()},
+        **numbers,
         "discount_fallback": check_bool(
             "discount_fallback", params.get("discount_fallback", False)
         ),

@@ -177,6 +177,11 @@ def test_parameter_wrong_type(corpus, smoothing, name, value):
         NGramModel.fit(corpus, order=2, smoothing=smoothing, **{name: value})
 
 
+def test_parameters_may_be_numpy_numbers(corpus):
+    model = NGramModel.fit(corpus, order=2, smoothing="additive", k=np.int64(1))
+    assert model.prob("b", ["a"]) == NGramModel.fit(corpus, 2, "additive", k=1).prob("b", ["a"])
+
+
 def test_parameter_bounds_are_inclusive_where_legal(corpus):
     for smoothing in ("absolute_discounting", "kneser_ney"):
         assert NGramModel.fit(corpus, order=2, smoothing=smoothing, discount=1).discounts[0] == (

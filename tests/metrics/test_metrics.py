@@ -87,6 +87,49 @@ def test_bad_logprobs(kwargs, match):
         metrics.perplexity(**kwargs)
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"logprobs": ["-1.0"]}, "logprobs must hold real numbers .* dtype <U4"),
+        ({"logprobs": ["a"]}, "logprobs must hold real numbers .* dtype <U1"),
+        ({"logprobs": np.array([-1 + 1j])}, "logprobs must hold real numbers .* dtype complex128"),
+        ({"logprobs": np.array([False])}, "logprobs must hold real numbers .* dtype bool"),
+        ({"logprobs": [-1.0, None]}, "logprobs must hold real numbers .* dtype object"),
+        ({"probs": [True]}, "probs must hold real numbers .* dtype bool"),
+        ({"probs": ["0.5"]}, "probs must hold real numbers .* dtype <U3"),
+        ({"logprobs": [-1.0], "num_units": "3"}, "num_units must be a number, got str"),
+        ({"logprobs": [-1.0], "num_units": True}, "num_units must be a number, got bool"),
+    ],
+)
+def test_values_that_are_not_real_numbers_are_refused(kwargs, match):
+    """numpy would convert them ("-1.0" to -1, False to 0) or drop an imaginary part."""
+    with pytest.raises(InvalidTypeError, match=match):
+        metrics.perplexity(**kwargs)
+
+
+def test_every_real_dtype_is_accepted():
+    for dtype in ("float16", "float32", "float64", "int8", "int64", ">f8"):
+        assert metrics.perplexity(np.array([-2, -2], dtype=dtype)) == pytest.approx(math.e**2)
+    assert metrics.perplexity(probs=np.array([1, 1], dtype=np.uint8)) == 1.0
+    assert metrics.perplexity(probs=[1, 1]) == 1.0
+    assert metrics.perplexity([-1.0], num_units=np.int64(1)) == pytest.approx(math.e)
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    assert metrics.perplexity(np.array([-2.0], dtype=ml_dtypes.bfloat16)) == (
+        pytest.approx(math.e**2)
+    )
+
+
+def test_bad_units_of_the_other_functions_name_their_argument():
+    with pytest.raises(InvalidTypeError, match="num_bytes must be a number, got str"):
+        metrics.bits_per_byte([-1.0], num_bytes="4")
+    with pytest.raises(InvalidTypeError, match="num_units must be a number, got str"):
+        metrics.score([-1.0]).per_unit("2")
+    with pytest.raises(InvalidTypeError, match="num_units must be a number, got str"):
+        metrics.corpus_perplexity([[-1.0], [-2.0]], num_units=[1, "2"])
+    with pytest.raises(InvalidTypeError, match=r"logprobs must hold real numbers .* dtype <U4"):
+        metrics.corpus_perplexity([[-1.0], ["-2.0"]])
+
+
 def test_bad_corpus():
     with pytest.raises(InvalidArgumentError, match="non-empty"):
         metrics.corpus_perplexity([])
