@@ -5,12 +5,16 @@ from __future__ import annotations
 import math
 import numbers
 import operator
-from collections.abc import Sequence
-from typing import Literal
+import os
+import reprlib
+from collections.abc import Iterable, Sequence
+from typing import Literal, TypeVar
 
 from fastppl.errors import InvalidArgumentError, InvalidTypeError
 
 RESERVED = ("<s>", "</s>")
+
+T = TypeVar("T")
 
 
 LogBase = float | Literal["e", "2", "10"]
@@ -61,6 +65,33 @@ def check_int(name: str, value: object) -> int:
         return operator.index(value)  # type: ignore[arg-type]
     except TypeError:
         raise InvalidTypeError(f"{name} must be an int, got {type(value).__name__}") from None
+
+
+def check_number(name: str, value: object) -> float:
+    """``value`` as a float if it is a real number (numpy numbers too; not bool, not str)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InvalidTypeError(f"{name} must be a number, got {type(value).__name__}")
+    return float(value)
+
+
+def check_iterable(value: Iterable[T], name: str, items: str) -> Iterable[T]:
+    """``value`` itself (not consumed: a generator stays lazy), refusing with
+    :class:`InvalidTypeError` a single str, bytes or path where an iterable of ``items`` is
+    expected: iterating one would silently give its characters.
+
+    >>> check_iterable(["a.txt"], "paths", "paths")
+    ['a.txt']
+    >>> check_iterable("a.txt", "paths", "paths")
+    Traceback (most recent call last):
+    ...
+    fastppl.errors.InvalidTypeError: paths must be an iterable of paths, not one str: got 'a.txt'
+    """
+    if isinstance(value, str | bytes | os.PathLike):
+        raise InvalidTypeError(
+            f"{name} must be an iterable of {items}, not one {type(value).__name__}: "
+            f"got {reprlib.repr(value)}"
+        )
+    return value
 
 
 def check_tokens(value: Sequence[str], what: str, *, allow_reserved: bool = True) -> list[str]:

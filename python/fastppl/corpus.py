@@ -7,10 +7,10 @@ import dataclasses
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, AnyStr, NoReturn
+from typing import TYPE_CHECKING, AnyStr, NoReturn, SupportsIndex, overload
 
 from fastppl import _core
-from fastppl._checks import check_int
+from fastppl._checks import check_int, check_iterable
 from fastppl.errors import CorpusDecodeError, InvalidArgumentError, InvalidTypeError
 from fastppl.progress import Progress, ProgressCallback, reporter
 from fastppl.text import (
@@ -148,7 +148,8 @@ class Corpus:
     iterating a corpus converts them back to Python lists.
 
     ``len(corpus)`` is the number of sentences; ``corpus.num_tokens`` the number of tokens
-    (sentence markers are added by models, never stored here).
+    (sentence markers are added by models, never stored here). ``corpus[i]`` is a sentence and
+    ``corpus[i:j]`` a list of them, as from a list of the sentences.
 
     >>> c = Corpus.from_sentences([["a", "b"], [], ["c"]])
     >>> len(c), c.num_tokens
@@ -242,9 +243,13 @@ class Corpus:
     ) -> Corpus:
         """One document per text; options as in :meth:`from_text`.
 
+        Raises:
+            InvalidTypeError: ``texts`` is a single str (use :meth:`from_text`).
+
         >>> Corpus.from_texts(["a b. c", "d"], tokenizer="whitespace").num_documents
         2
         """
+        texts = check_iterable(texts, "texts", "str")
         options = _TextOptions.checked(
             tokenizer, sentences, lowercase, skip_line_prefixes, language, engine
         )
@@ -309,7 +314,12 @@ class Corpus:
         *,
         progress: Progress = False,
     ) -> Corpus:
-        """One document per file; options as in :meth:`from_file`."""
+        """One document per file; options as in :meth:`from_file`.
+
+        Raises:
+            InvalidTypeError: ``paths`` is a single path (use :meth:`from_file`).
+        """
+        paths = check_iterable(paths, "paths", "paths")
         options = _TextOptions.checked(
             tokenizer, sentences, lowercase, skip_line_prefixes, language, engine
         )
@@ -470,9 +480,7 @@ class Corpus:
             raise InvalidArgumentError(f"min_count must be at least 1, got {min_count}")
         words = None
         if vocab is not None:
-            if isinstance(vocab, str | bytes):
-                raise InvalidTypeError("vocab must be an iterable of words, not a single string")
-            words = list(vocab)
+            words = list(check_iterable(vocab, "vocab", "words"))
             for w in words:
                 if not isinstance(w, str):
                     raise InvalidTypeError(f"vocab words must be str, got {type(w).__name__}")
@@ -527,13 +535,35 @@ class Corpus:
         for start in range(0, len(self), batch):
             yield from self._inner.sentences(start, start + batch)
 
-    def __getitem__(self, index: int) -> list[str]:
+    @overload
+    def __getitem__(self, index: SupportsIndex) -> list[str]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[list[str]]: ...
+
+    def __getitem__(self, index: SupportsIndex | slice) -> list[str] | list[list[str]]:
+        """The sentence at ``index`` (negative counts from the end), or for a slice the list of
+        its sentences, as a list of the sentences would give them.
+
+        Raises:
+            IndexError: ``index`` is not in ``-len(corpus) <= index < len(corpus)``.
+            InvalidTypeError: ``index`` is neither an integer (numpy integers too) nor a slice.
+
+        >>> c = Corpus.from_sentences([["a"], ["b", "c"], ["d"]])
+        >>> c[-1], c[1:], c[::-2]
+        (['d'], [['b', 'c'], ['d']], [['d'], ['a']])
+        """
         n = len(self)
-        if index < 0:
-            index += n
-        if not 0 <= index < n:
-            raise IndexError(f"sentence index {index} out of range for {n} sentences")
-        return self._inner.sentences(index, index + 1)[0]
+        if isinstance(index, slice):
+            span = range(n)[index]
+            if not span:
+                return []
+            low = min(span)
+            return self._inner.sentences(low, max(span) + 1)[span.start - low :: span.step]
+        position = check_int("sentence index", index)
+        if not -n <= position < n:
+            raise IndexError(f"sentence index {position} out of range for {n} sentences")
+        return self._inner.sentences(position % n, position % n + 1)[0]
 
     def __repr__(self) -> str:
         return (

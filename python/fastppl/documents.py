@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from fastppl._checks import check_iterable
 from fastppl.corpus import Corpus
 from fastppl.errors import InvalidArgumentError, InvalidTypeError
 from fastppl.model import NGramModel
@@ -240,7 +241,7 @@ def perplexity(
         float64 array of one perplexity per document.
 
     Raises:
-        InvalidTypeError: a document is not a ``str``.
+        InvalidTypeError: ``documents`` is one ``str``, or a document is not a ``str``.
         InvalidArgumentError: a line holds ``<s>`` or ``</s>`` (fastppl adds them itself).
 
     Differences from CCNet: a word is what KenLM's ``score`` splits at ASCII whitespace, which
@@ -390,8 +391,7 @@ def _ngram_model(model: object) -> NGramModel:
 
 def _texts(documents: Iterable[str]) -> list[str]:
     """``documents`` as a list of str (pyarrow and numpy arrays converted in one call)."""
-    if isinstance(documents, str):
-        raise InvalidTypeError("documents must be a sequence of texts, not one str")
+    documents = check_iterable(documents, "documents", "texts")
     if hasattr(documents, "to_pylist"):  # pyarrow Array / ChunkedArray
         documents = documents.to_pylist()
     elif isinstance(documents, np.ndarray):

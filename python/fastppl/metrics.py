@@ -29,8 +29,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from fastppl._checks import LogBase, log_base_divisor
-from fastppl.errors import InvalidArgumentError
+from fastppl._checks import LogBase, check_bool, check_int, check_number, log_base_divisor
+from fastppl.errors import InvalidArgumentError, InvalidTypeError
 from fastppl.result import LogLikelihood
 
 __all__ = [
@@ -162,6 +162,8 @@ def score(
     Raises:
         InvalidArgumentError: Empty input, NaN/inf, log-probs > 0, probs outside
             (0, 1], both or neither of ``logprobs``/``probs``, bad ``base``.
+        InvalidTypeError: Values that are not real numbers (strings, bools,
+            complex numbers, objects), ``num_units`` not a number.
 
     >>> r = score([-0.5, -0.25], base=2)
     >>> r.num_tokens, round(r.cross_entropy_bits, 6), round(r.perplexity, 6)
@@ -264,7 +266,8 @@ def bits_per_byte(
     >>> bits_per_byte([-8.0, -8.0], num_bytes=4, base=2)
     4.0
     """
-    return score(logprobs, probs=probs, base=base, num_units=num_bytes).cross_entropy_bits
+    num_units = _positive_count(num_bytes, "num_bytes")
+    return score(logprobs, probs=probs, base=base, num_units=num_units).cross_entropy_bits
 
 
 def score_corpus(
@@ -379,17 +382,26 @@ def from_logits(
         ``cross_entropy_bits``, ``num_tokens``, ``token_logprobs`` in nats).
 
     Raises:
-        InvalidArgumentError: Shape or dtype mismatch, labels outside
-            ``[0, V)``, NaN/inf in a scored logits row, or nothing to score.
+        InvalidArgumentError: Logits of fewer than 2 dimensions, shape or dtype
+            mismatch, labels outside ``[0, V)``, NaN/inf in a scored logits row,
+            or nothing to score.
+        InvalidTypeError: ``shift`` not a bool, ``ignore_index`` not an int.
 
     >>> logits = np.log(np.array([[[0.5, 0.5], [0.25, 0.75], [0.9, 0.1]]]))
     >>> r = from_logits(logits, np.array([[0, 1, 0]]))
     >>> r.num_tokens, round(r.perplexity, 6)  # labels 1, 0 scored: sqrt(1 / (0.5 * 0.25))
     (2, 2.828427)
     """
+    shift = check_bool("shift", shift)
+    ignore_index = check_int("ignore_index", ignore_index)
     values, half_format = _logits_array(logits)
+    if values.ndim < 2:
+        raise InvalidArgumentError(
+            f"logits must have at least 2 dimensions (..., T, V): one row of V scores per "
+            f"label, got shape {values.shape}"
+        )
     label_ids = _as_numpy(labels)
-    if values.ndim < 2 or label_ids.shape != values.shape[:-1]:
+    if label_ids.shape != values.shape[:-1]:
         raise InvalidArgumentError(
             f"logits of shape {values.shape} need labels of shape {values.shape[:-1]}, "
             f"got {label_ids.shape}"
@@ -464,7 +476,15 @@ def _as_nats(logprobs: Any, probs: Any, base: LogBase) -> np.ndarray:
 
 
 def _float_array(values: Any, name: str) -> np.ndarray:
-    array = _as_numpy(values).astype(np.float64, copy=False).reshape(-1)
+    """``values`` as a flat float64 array: real numbers only (integers, floats of any width,
+    ml_dtypes' bfloat16), never strings, bools, complex numbers or objects, which numpy would
+    convert (``"-1.0"`` to -1, ``True`` to 1) or truncate (the imaginary part)."""
+    array = _as_numpy(values)
+    if array.dtype.kind not in "iuf" and array.dtype.name != "bfloat16":
+        raise InvalidTypeError(
+            f"{name} must hold real numbers (ints or floats), got an array of dtype {array.dtype}"
+        )
+    array = array.astype(np.float64, copy=False).reshape(-1)
     if array.size == 0:
         raise InvalidArgumentError(f"{name} is empty")
     if np.isnan(array).any():
@@ -473,7 +493,7 @@ def _float_array(values: Any, name: str) -> np.ndarray:
 
 
 def _positive_count(value: float, name: str) -> float:
-    number = float(value)
+    number = check_number(name, value)
     if not (math.isfinite(number) and number > 0):
         raise InvalidArgumentError(f"{name} must be a positive number, not {value!r}")
     return number

@@ -9,7 +9,15 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, get_args
 
 from fastppl import _core
-from fastppl._checks import LogBase, check_bool, check_int, check_tokens, log_base_divisor
+from fastppl._checks import (
+    LogBase,
+    check_bool,
+    check_int,
+    check_iterable,
+    check_number,
+    check_tokens,
+    log_base_divisor,
+)
 from fastppl.corpus import Corpus, _TextOptions
 from fastppl.errors import (
     InvalidArgumentError,
@@ -132,14 +140,11 @@ def fit_arguments(
         )
     if order < 1 or order > _core.MAX_ORDER:
         raise InvalidArgumentError(f"order must be between 1 and {_core.MAX_ORDER}, got {order}")
-    numbers = {k: params[k] for k in ("k", "discount", "alpha") if k in params}
-    for name, value in numbers.items():
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise InvalidTypeError(f"{name} must be a number, got {type(value).__name__}")
+    numbers = {k: check_number(k, params[k]) for k in ("k", "discount", "alpha") if k in params}
     args = {
         "order": order,
         "bos_eos": bos_eos,
-        **{name: float(value) for name, value in numbers.items()},
+        **numbers,
         "discount_fallback": check_bool(
             "discount_fallback", params.get("discount_fallback", False)
         ),
@@ -645,7 +650,7 @@ class NGramModel:
         >>> r.document_num_tokens.tolist(), r.num_tokens
         ([3, 0, 4], 7)
         """
-        texts = list(texts)
+        texts = list(check_iterable(texts, "texts", "str"))
         for text in texts:
             if not isinstance(text, str):
                 raise InvalidTypeError(f"texts must hold str, got {type(text).__name__}")

@@ -26,6 +26,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from fastppl import _core
+from fastppl._checks import check_iterable
 from fastppl.corpus import Corpus
 from fastppl.errors import (
     DistributedTaskError,
@@ -343,6 +344,7 @@ def train(
 
     Raises:
         InvalidArgumentError: bad order, estimator, parameter, memory or inputs.
+        InvalidTypeError: ``inputs`` is a single path, not a list of them.
         CorpusFileNotFoundError, CorpusDecodeError: an input cannot be read.
         DistributedTaskError: a task failed for good for another reason.
 
@@ -354,7 +356,7 @@ def train(
     ...       tokenizer="whitespace", sentences="lines").ngram_counts
     [5, 5]
     """
-    paths = [os.fspath(p) for p in inputs]
+    paths = [os.fspath(p) for p in check_iterable(inputs, "inputs", "paths")]
     if not paths:
         raise InvalidArgumentError("inputs must name at least one text file")
     if format not in (None, "arpa", "binary"):

@@ -36,6 +36,7 @@ from pathlib import PurePosixPath
 from typing import Any, BinaryIO, Literal, get_args
 
 from fastppl import _core
+from fastppl._checks import check_iterable
 from fastppl.errors import (
     CorpusDecodeError,
     CorpusFileNotFoundError,
@@ -381,7 +382,7 @@ def split_terminators(tokens: Iterable[str]) -> list[list[str]]:
     """
     sentences: list[list[str]] = []
     current: list[str] = []
-    for tok in tokens:
+    for tok in check_iterable(tokens, "tokens", "tokens"):
         current.append(tok)
         if tok in TERMINATORS:
             sentences.append(current)

@@ -6,8 +6,10 @@ wrong types are ``TypeError``. Invalid UTF-8 and missing files are tested elsewh
 
 from __future__ import annotations
 
+import itertools
 import math
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,6 +20,7 @@ from fastppl.errors import (
     FastpplError,
     FastpplWarning,
     InvalidArgumentError,
+    InvalidTypeError,
     NotNormalizedError,
     OutOfVocabularyError,
     ZeroProbabilityWarning,
@@ -185,6 +188,11 @@ def test_parameter_wrong_type(corpus, smoothing, name, value):
         NGramModel.fit(corpus, order=2, smoothing=smoothing, **{name: value})
 
 
+def test_parameters_may_be_numpy_numbers(corpus):
+    model = NGramModel.fit(corpus, order=2, smoothing="additive", k=np.int64(1))
+    assert model.prob("b", ["a"]) == NGramModel.fit(corpus, 2, "additive", k=1).prob("b", ["a"])
+
+
 def test_parameter_bounds_are_inclusive_where_legal(corpus):
     for smoothing in ("absolute_discounting", "kneser_ney"):
         assert NGramModel.fit(corpus, order=2, smoothing=smoothing, discount=1).discounts[0] == (
@@ -286,6 +294,61 @@ def test_oov_wrong_type(mle, corpus):
 def test_corpus_wrong_types(make, match):
     with pytest.raises(TypeError, match=match):
         make()
+
+
+@pytest.mark.parametrize(
+    ("make", "match"),
+    [
+        (
+            lambda: Corpus.from_texts("abc", tokenizer="whitespace"),
+            "texts must be an iterable of str, not one str: got 'abc'",
+        ),
+        (
+            lambda: Corpus.from_files("crlf.txt", tokenizer="whitespace"),
+            "paths must be an iterable of paths, not one str: got 'crlf.txt'",
+        ),
+        (
+            lambda: Corpus.from_files(Path("crlf.txt"), tokenizer="whitespace"),
+            r"paths must be an iterable of paths, not one \w*Path: got \w*Path\('crlf.txt'\)",
+        ),
+        (
+            lambda: Corpus.from_sentences([["a"]]).limit_vocab(vocab="a b"),
+            "vocab must be an iterable of words, not one str: got 'a b'",
+        ),
+    ],
+)
+def test_a_single_str_is_not_taken_for_an_iterable(make, match):
+    """Iterating a str would give its characters: 3 documents for "abc", a file named "c"."""
+    with pytest.raises(InvalidTypeError, match=match):
+        make()
+
+
+def test_corpus_indexes_as_a_list_of_its_sentences_does():
+    sentences = [["a"], ["b", "c"], ["d"], ["e", "f", "g"]]
+    c = Corpus.from_sentences(sentences)
+    for i in range(-4, 4):
+        assert c[i] == sentences[i]
+    assert c[np.int64(-1)] == ["e", "f", "g"]
+    for start, stop, step in itertools.product([None, -5, -1, 0, 2, 9], repeat=3):
+        if step != 0:
+            assert c[start:stop:step] == sentences[start:stop:step], (start, stop, step)
+    empty = Corpus.from_sentences([])
+    assert empty[:] == empty[::-1] == []
+    with pytest.raises(IndexError, match="sentence index 0 out of range for 0 sentences"):
+        empty[0]
+
+
+@pytest.mark.parametrize("index", [-5, 4, -10, 100])
+def test_corpus_index_out_of_range_names_it_and_the_length(index):
+    c = Corpus.from_sentences([["a"], ["b"], ["c"], ["d"]])
+    with pytest.raises(IndexError, match=f"^sentence index {index} out of range for 4 sentences$"):
+        c[index]
+
+
+@pytest.mark.parametrize(("index", "type_name"), [(1.0, "float"), ("1", "str"), (None, "NoneType")])
+def test_corpus_index_of_another_type_names_it(index, type_name):
+    with pytest.raises(InvalidTypeError, match=f"sentence index must be an int, got {type_name}"):
+        Corpus.from_sentences([["a"], ["b"]])[index]
 
 
 def test_model_wrong_types(mle, corpus):

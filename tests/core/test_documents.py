@@ -132,7 +132,9 @@ def test_documents_from_arrays_and_datasets_batches(machado_model, machado_parag
 def test_bad_documents_raise_clear_errors(machado_model) -> None:
     with pytest.raises(InvalidTypeError, match="document 1 must be a str, got NoneType"):
         documents.perplexity(machado_model, ["a", None])
-    with pytest.raises(InvalidTypeError, match="not one str"):
+    with pytest.raises(
+        InvalidTypeError, match="documents must be an iterable of texts, not one str"
+    ):
         documents.perplexity(machado_model, "a document")
     with pytest.raises(InvalidTypeError, match="model must be"):
         documents.perplexity("model.arpa", ["a"])

@@ -274,6 +274,8 @@ def test_evaluate_texts_rejects_what_from_texts_rejects(model):
 
     with pytest.raises(InvalidTypeError, match="str"):
         model.evaluate_texts(["a", b"b"])
+    with pytest.raises(InvalidTypeError, match="texts must be an iterable of str, not one str"):
+        model.evaluate_texts("a b", tokenizer="whitespace")  # not the characters "a", " ", "b"
     with pytest.raises(InvalidArgumentError, match="tokenizer"):
         model.evaluate_texts(["a"], tokenizer="spaces")
     with pytest.raises(InvalidArgumentError):

@@ -23,6 +23,7 @@ from fastppl.errors import (
     CorpusFileNotFoundError,
     FastpplError,
     InvalidArgumentError,
+    InvalidTypeError,
     PunktDataNotFoundError,
 )
 from fastppl.text import (
@@ -203,6 +204,8 @@ def test_split_terminators():
     assert split_terminators(["."]) == [["."]]
     assert split_terminators(iter(["a", "b"])) == [["a", "b"]]
     assert split_terminators([]) == []
+    with pytest.raises(InvalidTypeError, match="tokens must be an iterable of tokens, not one str"):
+        split_terminators("a b.")  # not its characters
 
 
 def test_nltk_terminators(nltk_data_dir):

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from fastppl import metrics
-from fastppl.errors import InvalidArgumentError
+from fastppl.errors import InvalidArgumentError, InvalidTypeError
 
 
 def reference_logprobs(logits, labels):
@@ -85,6 +85,49 @@ def test_corpus_micro_and_macro():
 def test_bad_logprobs(kwargs, match):
     with pytest.raises(InvalidArgumentError, match=match):
         metrics.perplexity(**kwargs)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"logprobs": ["-1.0"]}, "logprobs must hold real numbers .* dtype <U4"),
+        ({"logprobs": ["a"]}, "logprobs must hold real numbers .* dtype <U1"),
+        ({"logprobs": np.array([-1 + 1j])}, "logprobs must hold real numbers .* dtype complex128"),
+        ({"logprobs": np.array([False])}, "logprobs must hold real numbers .* dtype bool"),
+        ({"logprobs": [-1.0, None]}, "logprobs must hold real numbers .* dtype object"),
+        ({"probs": [True]}, "probs must hold real numbers .* dtype bool"),
+        ({"probs": ["0.5"]}, "probs must hold real numbers .* dtype <U3"),
+        ({"logprobs": [-1.0], "num_units": "3"}, "num_units must be a number, got str"),
+        ({"logprobs": [-1.0], "num_units": True}, "num_units must be a number, got bool"),
+    ],
+)
+def test_values_that_are_not_real_numbers_are_refused(kwargs, match):
+    """numpy would convert them ("-1.0" to -1, False to 0) or drop an imaginary part."""
+    with pytest.raises(InvalidTypeError, match=match):
+        metrics.perplexity(**kwargs)
+
+
+def test_every_real_dtype_is_accepted():
+    for dtype in ("float16", "float32", "float64", "int8", "int64", ">f8"):
+        assert metrics.perplexity(np.array([-2, -2], dtype=dtype)) == pytest.approx(math.e**2)
+    assert metrics.perplexity(probs=np.array([1, 1], dtype=np.uint8)) == 1.0
+    assert metrics.perplexity(probs=[1, 1]) == 1.0
+    assert metrics.perplexity([-1.0], num_units=np.int64(1)) == pytest.approx(math.e)
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    assert metrics.perplexity(np.array([-2.0], dtype=ml_dtypes.bfloat16)) == (
+        pytest.approx(math.e**2)
+    )
+
+
+def test_bad_units_of_the_other_functions_name_their_argument():
+    with pytest.raises(InvalidTypeError, match="num_bytes must be a number, got str"):
+        metrics.bits_per_byte([-1.0], num_bytes="4")
+    with pytest.raises(InvalidTypeError, match="num_units must be a number, got str"):
+        metrics.score([-1.0]).per_unit("2")
+    with pytest.raises(InvalidTypeError, match="num_units must be a number, got str"):
+        metrics.corpus_perplexity([[-1.0], [-2.0]], num_units=[1, "2"])
+    with pytest.raises(InvalidTypeError, match=r"logprobs must hold real numbers .* dtype <U4"):
+        metrics.corpus_perplexity([[-1.0], ["-2.0"]])
 
 
 def test_bad_corpus():
@@ -210,7 +253,8 @@ def test_from_logits_property(logits, data):
     ("logits", "labels", "mask", "match"),
     [
         (np.zeros((2, 3, 5)), np.zeros((2, 4), int), None, "labels of shape"),
-        (np.zeros(5), np.zeros((), int), None, "labels of shape"),
+        (np.zeros(5), np.zeros((), int), None, r"at least 2 dimensions .* got shape \(5,\)"),
+        (np.zeros(()), np.zeros((), int), None, r"at least 2 dimensions .* got shape \(\)"),
         (np.zeros((2, 3, 5)), np.zeros((2, 3)), None, "integers"),
         (np.zeros((2, 3, 5), int), np.zeros((2, 3), int), None, "float16"),
         (np.zeros((2, 3, 5)), np.zeros((2, 3), int), np.ones((2, 2)), "attention_mask"),
@@ -228,6 +272,27 @@ def test_from_logits_property(logits, data):
 def test_from_logits_bad_input(logits, labels, mask, match):
     with pytest.raises(InvalidArgumentError, match=match):
         metrics.from_logits(logits, labels, mask)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"shift": "no"}, "shift must be True or False, got 'no'"),
+        ({"shift": 0}, "shift must be True or False, got 0"),
+        ({"ignore_index": "x"}, "ignore_index must be an int, got str"),
+        ({"ignore_index": -100.0}, "ignore_index must be an int, got float"),
+        ({"ignore_index": True}, "ignore_index must be an int, got True"),
+    ],
+)
+def test_from_logits_flags_of_the_wrong_type(kwargs, match):
+    with pytest.raises(InvalidTypeError, match=match):
+        metrics.from_logits(np.zeros((2, 3, 5)), np.zeros((2, 3), int), **kwargs)
+
+
+def test_from_logits_takes_a_numpy_integer_ignore_index():
+    labels = np.array([[0, 1, 2]])
+    r = metrics.from_logits(np.zeros((1, 3, 4)), labels, ignore_index=np.int64(2))
+    assert r.num_tokens == 1
 
 
 def test_nan_in_unscored_rows_is_ignored():

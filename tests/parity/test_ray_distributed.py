@@ -18,7 +18,7 @@ import pytest
 
 import fastppl
 from fastppl import Corpus, NGramModel
-from fastppl.errors import CorpusFileNotFoundError, InvalidArgumentError
+from fastppl.errors import CorpusFileNotFoundError, InvalidArgumentError, InvalidTypeError
 from fastppl.training import train_arpa
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'fastppl[ray]')")
@@ -335,6 +335,12 @@ def test_bad_input_fails_with_fastppl_error_and_no_file(cluster, shards, tmp_pat
     with pytest.raises(InvalidArgumentError, match="partitions"):
         fray.train(paths, out, order=3, partitions=0, **TEXT)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_one_path_is_not_taken_for_a_list_of_paths(tmp_path):
+    """A str would be iterated as one file per character (refused before Ray is used)."""
+    with pytest.raises(InvalidTypeError, match="inputs must be an iterable of paths, not one str"):
+        fray.train(str(tmp_path / "a.txt"), tmp_path / "m.arpa", order=2, **TEXT)
 
 
 # A cluster held by a process of its own, for the CLI's drivers (`fastppl train --ray ADDRESS`)
