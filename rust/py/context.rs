@@ -5,7 +5,7 @@ use std::sync::Arc;
 use pyo3::prelude::*;
 
 use super::errors::to_pyerr;
-use super::model::{Inner, PyModel};
+use super::model::{refuse_nan, Inner, PyModel};
 use crate::corpus::vocab::UNK;
 use crate::formats::kenlm::{KenlmModel, ProbingModel, Search, TrieModel};
 use crate::model::context::Extensions;
@@ -28,6 +28,7 @@ fn kenlm_score_word<S: Search>(
 ) -> PyResult<(f64, usize, bool, Vec<u32>)> {
     let w = model.id(word);
     let (logp, found, after) = model.score_word(context, w).map_err(to_pyerr)?;
+    refuse_nan(model.path(), [logp].into_iter())?;
     Ok((logp, found, w == UNK, after))
 }
 
@@ -72,6 +73,7 @@ impl PyContextScorer {
                 let s = extensions
                     .score_word(model, &context, w)
                     .map_err(to_pyerr)?;
+                refuse_nan("the model", [s.logp].into_iter())?;
                 Ok((s.logp, s.ngram_length, w == UNK, s.context))
             }
             Contexts::KenlmProbing(model) => kenlm_score_word(model, &context, word),

@@ -21,7 +21,7 @@ use crate::formats::kenlm::{
     open_kenlm_binary, read_kenlm_bytes, KenlmBinary, ProbingModel, TrieModel,
     PROBING_HAS_NO_NGRAMS,
 };
-use crate::model::score::{score_corpus, OovPolicy};
+use crate::model::score::{score_corpus, CorpusScores, OovPolicy};
 use crate::model::scorer::Scorer;
 use crate::model::Model;
 use crate::util::job::Job;
@@ -32,6 +32,33 @@ pub enum Inner {
     Built(Arc<Model>),
     KenlmProbing(Arc<ProbingModel>),
     KenlmTrie(Arc<TrieModel>),
+}
+
+impl Inner {
+    /// The file a model's scores come from, for errors: a KenLM file's path (fitted and loaded
+    /// fastppl models keep none).
+    fn source(&self) -> &str {
+        match self {
+            Inner::Built(_) => "the model",
+            Inner::KenlmProbing(m) => m.path(),
+            Inner::KenlmTrie(m) => m.path(),
+        }
+    }
+}
+
+/// Refuses scores of which one is NaN, as only a corrupt model file gives (a KenLM binary is
+/// scored in place, its values read unchecked; a fastppl binary loaded with `verify=False`):
+/// a `ModelFormatError` naming `source`, not a NaN that would pass into every sum.
+pub fn refuse_nan(source: &str, mut scores: impl Iterator<Item = f64>) -> PyResult<()> {
+    if scores.any(f64::is_nan) {
+        return Err(to_pyerr(Error::BinaryFormat {
+            path: source.to_string(),
+            message: "a log probability is NaN: the model file holds a value that is not a \
+                      number (is it corrupt?)"
+                .to_string(),
+        }));
+    }
+    Ok(())
 }
 
 /// Evaluates `$body` with `$m` bound to the model behind `$inner` as its own type (a
@@ -148,6 +175,14 @@ pub struct PyModel {
 }
 
 impl PyModel {
+    /// `evaluate`'s result, once no sentence's score is NaN ([`refuse_nan`]; a NaN token makes
+    /// its sentence's sum NaN).
+    fn scores(&self, scores: CorpusScores, offsets: Vec<usize>) -> PyResult<PyScores> {
+        let sums = scores.logprob.iter().chain(&scores.oov_logprob);
+        refuse_nan(self.inner.source(), sums.copied())?;
+        Ok(PyScores::new(scores, offsets))
+    }
+
     fn built(model: Model) -> Self {
         PyModel {
             inner: Inner::Built(Arc::new(model)),
@@ -344,21 +379,28 @@ impl PyModel {
 
     /// ln p(word | context): only the last order-1 context words are used; unknown words are
     /// `<unk>`.
-    fn logprob(&self, word: &str, context: Vec<String>) -> f64 {
-        with_scorer!(&self.inner, m => {
+    fn logprob(&self, word: &str, context: Vec<String>) -> PyResult<f64> {
+        let logp = with_scorer!(&self.inner, m => {
             let ids: Vec<u32> = context.iter().map(|w| Scorer::id(&**m, w)).collect();
             let mut state = Scorer::state_after(&**m, &ids);
             Scorer::score(&**m, &mut state, Scorer::id(&**m, word))
-        })
+        });
+        refuse_nan(self.inner.source(), [logp].into_iter())?;
+        Ok(logp)
     }
 
     /// ln p of each predicted token of one sentence (`</s>` included when bos_eos).
-    fn logprobs<'py>(&self, py: Python<'py>, tokens: Vec<String>) -> Bound<'py, PyArray1<f64>> {
+    fn logprobs<'py>(
+        &self,
+        py: Python<'py>,
+        tokens: Vec<String>,
+    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
         let out: Vec<f64> = with_scorer!(&self.inner, m => {
             let ids: Vec<u32> = tokens.iter().map(|w| Scorer::id(&**m, w)).collect();
             m.score_sentence_full(&ids, true, true).into_iter().map(|(x, _)| x).collect()
         });
-        out.into_pyarray(py)
+        refuse_nan(self.inner.source(), out.iter().copied())?;
+        Ok(out.into_pyarray(py))
     }
 
     /// Per predicted token of one sentence (`</s>` included when bos_eos): ln p, the length of
@@ -372,25 +414,26 @@ impl PyModel {
         tokens: Vec<String>,
         bos: bool,
         eos: bool,
-    ) -> (
+    ) -> PyResult<(
         Bound<'py, PyArray1<f64>>,
         Bound<'py, PyArray1<u32>>,
         Bound<'py, PyArray1<bool>>,
-    ) {
+    )> {
         let (ids, full) = with_scorer!(&self.inner, m => {
             let ids: Vec<u32> = tokens.iter().map(|w| Scorer::id(&**m, w)).collect();
             let full = m.score_sentence_full(&ids, bos, eos);
             (ids, full)
         });
+        refuse_nan(self.inner.source(), full.iter().map(|&(x, _)| x))?;
         let mut oov: Vec<bool> = ids.iter().map(|&i| i == UNK).collect();
         oov.resize(full.len(), false);
         let logp: Vec<f64> = full.iter().map(|&(x, _)| x).collect();
         let len: Vec<u32> = full.iter().map(|&(_, n)| n as u32).collect();
-        (
+        Ok((
             logp.into_pyarray(py),
             len.into_pyarray(py),
             oov.into_pyarray(py),
-        )
+        ))
     }
 
     /// Raw training count of an n-gram (0 if unseen, and for KenLM tries, which hold no
@@ -429,7 +472,7 @@ impl PyModel {
                 Ok((scores, c.document_offsets().to_vec()))
             })
         })?;
-        Ok(PyScores::new(scores, offsets))
+        self.scores(scores, offsets)
     }
 
     /// Scores `texts`, one document each, read as `Corpus.from_texts` reads them (`tokenizer`
@@ -468,6 +511,6 @@ impl PyModel {
                 with_scorer!(&self.inner, m => score_corpus(&**m, &corpus, policy, false, job))?;
             Ok((scores, corpus.document_offsets().to_vec()))
         })?;
-        Ok(PyScores::new(scores, offsets))
+        self.scores(scores, offsets)
     }
 }

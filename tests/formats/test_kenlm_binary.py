@@ -356,3 +356,45 @@ def test_load_points_kenlm_files_to_their_reader(trie_bytes: bytes, tmp_path: Pa
     with pytest.raises(ModelFormatError, match="KenLM binary files with from_kenlm_binary"):
         NGramModel.load(path)
     assert NGramModel.from_file(path).order == 3
+
+
+@pytest.mark.parametrize("kind", ["trie", "trie-a22"])
+def test_a_nan_value_in_the_file_is_a_format_error(
+    kind, kenlm_binary_fixture, lmplz_o4_arpa_path, tmp_path, capsys
+) -> None:
+    """A binary scored in place is not read whole at load, so a corrupt value (here log10 p(o),
+    a unigram, overwritten with NaN) is met when scored: every scoring call then raises
+    ModelFormatError naming the file, never returns NaN; other words still score."""
+    import struct
+
+    binary, _ = kenlm_binary_fixture(kind)
+    _, grams = read_arpa(lmplz_o4_arpa_path)
+    data = binary.read_bytes()
+    stored = struct.pack("<f", grams[1][("o",)][0])
+    assert data.count(stored) == 1
+    corrupt = tmp_path / "nan.bin"
+    corrupt.write_bytes(data.replace(stored, struct.pack("<f", math.nan)))
+    model = NGramModel.from_kenlm_binary(corrupt)
+    assert math.isfinite(model.logprob("de"))
+    calls = [
+        lambda: model.logprob("o"),
+        lambda: model.logprobs(["x", "o"]),
+        lambda: model.full_scores(["x", "o"]),
+        lambda: model.evaluate(Corpus.from_sentences([["x", "o"]])),
+        lambda: model.evaluate_texts(["x o"], tokenizer="whitespace"),
+        lambda: fastppl.kenlm.Model(str(corrupt)).perplexity("x o"),
+        lambda: fastppl.kenlm.Model(str(corrupt)).score("o", bos=False, eos=False),
+    ]
+    for call in calls:
+        with pytest.raises(ModelFormatError, match="NaN") as raised:
+            call()
+        assert str(corrupt) in str(raised.value)
+    lm = fastppl.kenlm.Model(str(corrupt))
+    state, out = fastppl.kenlm.State(), fastppl.kenlm.State()
+    lm.NullContextWrite(state)
+    with pytest.raises(ModelFormatError, match="NaN"):
+        lm.BaseScore(state, "o", out)
+    text = tmp_path / "t.txt"
+    text.write_text("x o\n")
+    assert main(["eval", str(corrupt), str(text), "-q"]) == 1
+    assert "NaN" in capsys.readouterr().err
