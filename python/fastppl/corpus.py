@@ -21,6 +21,7 @@ from fastppl.text import (
     clean_text,
     iter_line_bytes,
     iter_text,
+    python_newlines,
     read_bytes,
     read_text,
     resolve_sentences,
@@ -200,7 +201,8 @@ class Corpus:
         """One document from raw text.
 
         Args:
-            text: the text.
+            text: the text; its line ends ``"\\r\\n"`` and ``"\\r"`` are read as ``"\\n"``, as
+                :meth:`from_file` reads a file's (not with ``"kenlm"``: ``"\\r"`` is a space).
             tokenizer: ``"nltk"`` (NLTK ``word_tokenize``, exactly), ``"whitespace"`` (already
                 tokenized text, split on whitespace in Rust like ``str.split()``) or ``"kenlm"``
                 (exactly as KenLM: one sentence per line, ASCII whitespace, blank lines are empty
@@ -429,8 +431,10 @@ class Corpus:
     def _add_text(self, text: str, options: _TextOptions, report: ProgressCallback | None) -> None:
         if not isinstance(text, str):
             raise InvalidTypeError(f"text must be str, got {type(text).__name__}")
-        text = clean_text(text, options.skip_line_prefixes, options.lowercase)
         tokenizer, sentences = options.tokenizer, options.sentences
+        if tokenizer != "kenlm":  # lines as a file's (from_file), whatever their ends
+            text = python_newlines(text)
+        text = clean_text(text, options.skip_line_prefixes, options.lowercase)
         if tokenizer == "kenlm":
             self._inner.add_kenlm_text(text)  # split in Rust, blank lines kept
         elif tokenizer == "whitespace" and sentences != "punkt":

@@ -28,7 +28,7 @@ from fastppl.errors import (
 )
 from fastppl.progress import Progress, reporter
 from fastppl.result import EvaluationResult
-from fastppl.text import SentenceMode, Tokenizer, _check_prefixes
+from fastppl.text import SentenceMode, Tokenizer, _check_prefixes, python_newlines
 from fastppl.tokenize import punkt_model
 
 if TYPE_CHECKING:
@@ -660,6 +660,8 @@ class NGramModel:
         prefixes = list(_check_prefixes(options.skip_line_prefixes))
         punkt = punkt_model(options.language) if options.native_nltk() else None
         self._check_normalized(allow_unnormalized)
+        if options.tokenizer != "kenlm":  # lines as Corpus.from_texts reads them
+            texts = [python_newlines(text) for text in texts]
         scores = self._inner.evaluate_texts(
             texts,
             options.tokenizer,

@@ -57,6 +57,7 @@ __all__ = [
     "iter_text",
     "kenlm_sentences",
     "punkt_available",
+    "python_newlines",
     "read_text",
     "resolve_sentences",
     "split_terminators",
@@ -238,8 +239,8 @@ def iter_text(
             continue
         text = "".join([*carry, decoded[:end]])
         carry = [decoded[end:]]
-        if translate_newlines and "\r" in text:
-            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        if translate_newlines:
+            text = python_newlines(text)
         text = clean_text(text, prefixes, lowercase)
         if text:
             yield text
@@ -312,6 +313,19 @@ def _check_prefixes(skip_line_prefixes: Iterable[str]) -> tuple[str, ...]:
                 f"skip_line_prefixes: every prefix must be a non-empty string, got {p!r}"
             )
     return prefixes
+
+
+def python_newlines(text: str) -> str:
+    """``text`` with its line endings ``"\\r\\n"`` and ``"\\r"`` turned into ``"\\n"``, as Python's
+    text mode reads a file: how every reading but KenLM's (``"\\r"`` a space there) sees lines,
+    from a file or from a ``str``.
+
+    >>> python_newlines("a\\r\\nb\\rc\\n")
+    'a\\nb\\nc\\n'
+    """
+    if "\r" in text:
+        return text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
 
 
 def clean_text(text: str, skip_line_prefixes: Iterable[str] = (), lowercase: bool = False) -> str:

@@ -526,6 +526,39 @@ def test_line_files_read_as_utf8_bytes_give_the_same_corpus(
     assert b"".join(fptext.iter_line_bytes(path, chunk_bytes=size)) == data
 
 
+@pytest.mark.parametrize(
+    ("tokenizer", "sentences"),
+    [
+        ("whitespace", "lines"),
+        ("whitespace", "terminators"),
+        ("nltk", "lines"),
+        ("nltk", "punkt"),
+        ("nltk", "terminators"),
+        ("kenlm", "lines"),
+    ],
+)
+def test_a_str_reads_as_the_file_holding_it(tmp_path, tokenizer, sentences):
+    """The same characters give the same corpus from a str (from_text, from_texts,
+    evaluate_texts) as from a file: "\\r\\n" and a lone "\\r" end lines in both (a lone "\\r" was
+    a space in a str and a line end in a file), except in KenLM's reading, where it is a space
+    in both."""
+    from fastppl import Corpus, NGramModel
+
+    text = "% skip\ra b c\r\nd. e\rf g!\n\r\nh i\r"
+    path = tmp_path / "t.txt"
+    path.write_bytes(text.encode())
+    options = {"tokenizer": tokenizer, "sentences": sentences, "skip_line_prefixes": ("%",)}
+    from_file = Corpus.from_file(path, **options)
+    assert list(Corpus.from_text(text, **options)) == list(from_file)
+    assert list(Corpus.from_texts([text, text], **options)) == list(from_file) * 2
+    model = NGramModel.fit(Corpus.from_sentences([["a", "b", "c", "d"]]), 2, "witten_bell")
+    assert model.evaluate_texts([text], **options).perplexity == pytest.approx(
+        model.evaluate(from_file).perplexity
+    )
+    if tokenizer == "whitespace" and sentences == "lines":
+        assert list(from_file) == [["a", "b", "c"], ["d.", "e"], ["f", "g!"], ["h", "i"]]
+
+
 @pytest.mark.parametrize("tokenizer", ["kenlm", "whitespace"])
 @pytest.mark.parametrize("size", [3, 64])
 def test_line_files_with_invalid_utf8_name_line_and_offset(tmp_path, monkeypatch, tokenizer, size):
