@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, AnyStr, NoReturn, SupportsIndex, overload
 
 from fastppl import _core
-from fastppl._checks import check_int, check_iterable
+from fastppl._checks import check_bool, check_int, check_iterable
 from fastppl.errors import CorpusDecodeError, InvalidArgumentError, InvalidTypeError
 from fastppl.progress import Progress, ProgressCallback, reporter
 from fastppl.text import (
@@ -121,7 +121,7 @@ class _TextOptions:
         return cls(
             tokenizer,
             resolve_sentences(tokenizer, sentences),
-            lowercase,
+            check_bool("lowercase", lowercase),
             skip_line_prefixes,
             language,
             engine,
@@ -222,6 +222,10 @@ class Corpus:
             progress: ``True`` for a progress bar of the native NLTK tokenizer on stderr, or a
                 callable ``(stage, done, total)``; see :mod:`fastppl.progress`.
 
+        Raises:
+            InvalidArgumentError: an unknown ``tokenizer``, ``sentences`` or ``engine``.
+            InvalidTypeError: ``lowercase`` is not a bool.
+
         >>> Corpus.from_text("a b . c d !", tokenizer="whitespace").num_sentences
         2
         """
@@ -246,7 +250,8 @@ class Corpus:
         """One document per text; options as in :meth:`from_text`.
 
         Raises:
-            InvalidTypeError: ``texts`` is a single str (use :meth:`from_text`).
+            InvalidTypeError: ``texts`` is a single str (use :meth:`from_text`), or
+                ``lowercase`` is not a bool.
 
         >>> Corpus.from_texts(["a b. c", "d"], tokenizer="whitespace").num_documents
         2
@@ -319,7 +324,8 @@ class Corpus:
         """One document per file; options as in :meth:`from_file`.
 
         Raises:
-            InvalidTypeError: ``paths`` is a single path (use :meth:`from_file`).
+            InvalidTypeError: ``paths`` is a single path (use :meth:`from_file`), or
+                ``lowercase`` is not a bool.
         """
         paths = check_iterable(paths, "paths", "paths")
         options = _TextOptions.checked(

@@ -668,7 +668,7 @@ class NGramModel:
             options.sentences,
             punkt,
             prefixes,
-            check_bool("lowercase", options.lowercase),
+            options.lowercase,
             oov,
         )
         return self._result(scores, oov)

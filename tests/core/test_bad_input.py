@@ -217,6 +217,27 @@ def test_bool_flags_are_not_coerced(corpus):
         NGramModel.fit(corpus, order=2, smoothing="modified_kneser_ney", discount_fallback="no")
 
 
+@pytest.mark.parametrize(
+    ("tokenizer", "sentences"),
+    [("whitespace", None), ("whitespace", "lines"), ("nltk", None), ("kenlm", None)],
+)
+@pytest.mark.parametrize("read", ["from_text", "from_texts", "from_file", "evaluate_texts"])
+def test_lowercase_is_not_coerced(mle, tmp_path, read, tokenizer, sentences):
+    """Every text constructor (and evaluate_texts) refuses a non-bool lowercase the same way,
+    whichever reader the options pick (some went to the core, which raised its own TypeError)."""
+    path = tmp_path / "a.txt"
+    path.write_text("A b .\n")
+    options = {"tokenizer": tokenizer, "sentences": sentences, "lowercase": 1}
+    make = {
+        "from_text": lambda: Corpus.from_text("A b .", **options),
+        "from_texts": lambda: Corpus.from_texts(["A b ."], **options),
+        "from_file": lambda: Corpus.from_file(path, **options),
+        "evaluate_texts": lambda: mle.evaluate_texts(["A b ."], **options),
+    }[read]
+    with pytest.raises(InvalidTypeError, match="lowercase must be True or False, got 1"):
+        make()
+
+
 # ---- zero probabilities -----------------------------------------------------------------------
 @pytest.mark.parametrize("oov", ["unk", "skip"])
 @pytest.mark.parametrize(
