@@ -14,6 +14,10 @@ from fastppl.errors import InvalidArgumentError, InvalidTypeError
 
 RESERVED = ("<s>", "</s>")
 
+#: The largest count the core takes (its counts, ``min_count`` and pruning thresholds are
+#: unsigned 64-bit integers).
+U64_MAX = 2**64 - 1
+
 T = TypeVar("T")
 
 

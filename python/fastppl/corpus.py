@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, AnyStr, NoReturn, SupportsIndex, overload
 
 from fastppl import _core
-from fastppl._checks import check_bool, check_int, check_iterable
+from fastppl._checks import U64_MAX, check_bool, check_int, check_iterable
 from fastppl.errors import CorpusDecodeError, InvalidArgumentError, InvalidTypeError
 from fastppl.progress import Progress, ProgressCallback, reporter
 from fastppl.text import (
@@ -476,7 +476,7 @@ class Corpus:
                 ``vocab_file`` together allow the words of both.
 
         Raises:
-            InvalidArgumentError: ``min_count`` < 1.
+            InvalidArgumentError: ``min_count`` < 1 or > 2**64 - 1.
             CorpusFileNotFoundError: ``vocab_file`` does not exist.
 
         >>> c = Corpus.from_sentences([["a", "b", "a"], ["c", "a"]])
@@ -486,8 +486,10 @@ class Corpus:
         [['<unk>', 'b', '<unk>'], ['c', '<unk>']]
         """
         min_count = check_int("min_count", min_count)
-        if min_count < 1:
-            raise InvalidArgumentError(f"min_count must be at least 1, got {min_count}")
+        if not 1 <= min_count <= U64_MAX:
+            raise InvalidArgumentError(
+                f"min_count must be at least 1 and at most 2**64 - 1, got {min_count}"
+            )
         words = None
         if vocab is not None:
             words = list(check_iterable(vocab, "vocab", "words"))

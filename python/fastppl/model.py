@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple, get_args
 
 from fastppl import _core
 from fastppl._checks import (
+    U64_MAX,
     LogBase,
     check_bool,
     check_int,
@@ -104,9 +105,11 @@ def check_prune(prune: Sequence[int] | None) -> list[int]:
             f"prune must be a sequence of ints such as (0, 1, 1), got {type(prune).__name__}"
         )
     thresholds = [check_int("prune threshold", t) for t in prune]
-    negative = [t for t in thresholds if t < 0]
-    if negative:
-        raise InvalidArgumentError(f"prune thresholds must be >= 0, got {negative[0]}")
+    out_of_range = [t for t in thresholds if not 0 <= t <= U64_MAX]
+    if out_of_range:
+        raise InvalidArgumentError(
+            f"prune thresholds must be >= 0 and <= 2**64 - 1, got {out_of_range[0]}"
+        )
     return thresholds
 
 
@@ -216,7 +219,8 @@ class NGramModel:
             **params: the estimator's parameters listed above.
 
         Raises:
-            InvalidArgumentError: bad order, estimator or parameter.
+            InvalidArgumentError: bad order, estimator or parameter, or a ``prune`` threshold or
+                ``min_count`` out of range (below 0, resp. 1, or above 2**64 - 1).
             EmptyCorpusError: the corpus has no token.
 
         >>> c = Corpus.from_sentences([["a", "b", "a"]])

@@ -117,7 +117,8 @@ def train_arpa(
         them, and how much went through the disk.
 
     Raises:
-        InvalidArgumentError: bad order, estimator, parameter or memory.
+        InvalidArgumentError: bad order, estimator, parameter or memory, or a ``prune``
+            threshold or ``min_count`` out of range (as in `NGramModel.fit`).
         EmptyCorpusError: the corpus has no token.
         OSError: the file or the temporary directory cannot be written (the message names it).
 

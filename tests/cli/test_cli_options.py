@@ -140,6 +140,13 @@ def test_limit_vocab_bad_arguments(tmp_path: Path):
         c.limit_vocab(min_count=0)
     with pytest.raises(InvalidArgumentError, match="min_count"):
         NGramModel.fit(c, order=1, smoothing="mle", min_count=0)
+    # more than the core's unsigned 64 bits: named, not an OverflowError of the conversion
+    too_many = r"min_count must be at least 1 and at most 2\*\*64 - 1, got 1180591620717411303424"
+    with pytest.raises(InvalidArgumentError, match=too_many):
+        c.limit_vocab(min_count=2**70)
+    with pytest.raises(InvalidArgumentError, match=too_many):
+        NGramModel.fit(c, order=1, smoothing="mle", min_count=2**70)
+    assert list(c.limit_vocab(min_count=2**64 - 1)) == [["<unk>"]]
     with pytest.raises(InvalidTypeError):
         c.limit_vocab(min_count=True)
     with pytest.raises(InvalidTypeError):

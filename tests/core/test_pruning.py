@@ -125,6 +125,7 @@ def test_bad_thresholds():
         ((0, 2, 1), "must not decrease"),
         ((0, 1, 1, 1), "4 thresholds given for a model of order 3"),
         ((0, -1), ">= 0"),
+        ((0, 2**64), r"<= 2\*\*64 - 1, got 18446744073709551616"),  # (the core takes u64)
     ]:
         with pytest.raises(InvalidArgumentError, match=match):
             NGramModel.fit(corpus, order=3, prune=prune, discount_fallback=True)
@@ -133,6 +134,9 @@ def test_bad_thresholds():
             NGramModel.fit(corpus, order=3, prune=prune, discount_fallback=True)
     with pytest.raises(InvalidArgumentError, match="mle cannot prune"):
         NGramModel.fit(corpus, order=3, smoothing="mle", prune=(0, 1))
+    # the largest threshold the core takes prunes every n-gram above the unigrams
+    everything = NGramModel.fit(corpus, order=3, prune=(0, 2**64 - 1), discount_fallback=True)
+    assert everything.ngram_counts[1:] == [0, 0]
     # all zeros: nothing pruned, as lmplz --prune 0
     same = NGramModel.fit(corpus, order=3, prune=(0, 0), discount_fallback=True)
     assert same.ngram_counts == NGramModel.fit(corpus, order=3, discount_fallback=True).ngram_counts

@@ -121,6 +121,10 @@ def test_bad_arguments(tmp_path):
         train_arpa(corpus, out, smoothing="witten_bell", discount=0.5)
     with pytest.raises(InvalidArgumentError, match="discounts of order"):
         train_arpa(corpus, out, order=2)  # too small for modified Kneser-Ney's discounts
+    with pytest.raises(InvalidArgumentError, match=r"prune .*, got 18446744073709551616"):
+        train_arpa(corpus, out, prune=(0, 2**64))
+    with pytest.raises(InvalidArgumentError, match=r"min_count .*, got 1180591620717411303424"):
+        train_arpa(corpus, out, min_count=2**70)
     with pytest.raises(EmptyCorpusError):
         train_arpa(Corpus.from_sentences([]), out)
     with pytest.raises(InvalidTypeError, match="Corpus"):
