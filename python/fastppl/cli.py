@@ -909,9 +909,11 @@ def _last_line(text: str) -> None:
 
 
 def _message(error: Exception) -> str:
-    """One line for an error: an OS error as "reason: 'file'" (no "[Errno 2]"), else its text."""
+    """One line for an error: an OS error as "reason: 'file'" (no "[Errno 2]"; the reason alone
+    when it names the file already, as fastppl's own messages do), else its text."""
     if isinstance(error, OSError) and error.strerror and error.filename:
-        return f"{error.strerror}: {str(error.filename)!r}"
+        name = repr(str(error.filename))
+        return error.strerror if name in error.strerror else f"{error.strerror}: {name}"
     return str(error)
 
 

@@ -11,7 +11,12 @@ from typing import TYPE_CHECKING, AnyStr, NoReturn, SupportsIndex, overload
 
 from fastppl import _core
 from fastppl._checks import U64_MAX, check_bool, check_int, check_iterable
-from fastppl.errors import CorpusDecodeError, InvalidArgumentError, InvalidTypeError
+from fastppl.errors import (
+    CorpusDecodeError,
+    CorpusFileNotFoundError,
+    InvalidArgumentError,
+    InvalidTypeError,
+)
 from fastppl.progress import Progress, ProgressCallback, reporter
 from fastppl.text import (
     SENTENCE_MODES,
@@ -477,7 +482,8 @@ class Corpus:
 
         Raises:
             InvalidArgumentError: ``min_count`` < 1 or > 2**64 - 1.
-            CorpusFileNotFoundError: ``vocab_file`` does not exist.
+            CorpusFileNotFoundError: ``vocab_file`` does not exist (the message says it is
+                the vocabulary file).
 
         >>> c = Corpus.from_sentences([["a", "b", "a"], ["c", "a"]])
         >>> list(c.limit_vocab(min_count=2))
@@ -498,7 +504,12 @@ class Corpus:
                     raise InvalidTypeError(f"vocab words must be str, got {type(w).__name__}")
         text = None
         if vocab_file is not None:
-            text = read_text(vocab_file, translate_newlines=False)
+            try:
+                text = read_text(vocab_file, translate_newlines=False)
+            except CorpusFileNotFoundError as e:
+                raise CorpusFileNotFoundError(
+                    f"vocabulary file not found: {e.path!r}", e.path
+                ) from None
         return Corpus(self._inner.limit_vocab(min_count, words, text))
 
     # ---- inspection ---------------------------------------------------------------------

@@ -113,7 +113,7 @@ class CorpusDecodeError(FastpplError, ValueError):
 
 
 class CorpusFileNotFoundError(FastpplError, FileNotFoundError):
-    """A corpus file does not exist.
+    """A corpus file, or another text file read as input (a vocabulary file), does not exist.
 
     ``errno`` is ``ENOENT`` and ``filename`` the path, as for a builtin ``FileNotFoundError``.
 

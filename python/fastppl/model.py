@@ -221,6 +221,7 @@ class NGramModel:
         Raises:
             InvalidArgumentError: bad order, estimator or parameter, or a ``prune`` threshold or
                 ``min_count`` out of range (below 0, resp. 1, or above 2**64 - 1).
+            CorpusFileNotFoundError: ``vocab_file`` does not exist.
             EmptyCorpusError: the corpus has no token.
 
         >>> c = Corpus.from_sentences([["a", "b", "a"]])

@@ -195,6 +195,17 @@ def test_missing_model_file_is_one_clean_line(text: Path, tmp_path: Path, capsys
         assert err.startswith("fastppl: error: model file not found") and "missing.arpa" in err
 
 
+@pytest.mark.parametrize("missing", ["corpus", "vocabulary"])
+def test_missing_input_file_is_named_once(missing: str, text: Path, tmp_path: Path, capsys):
+    """fastppl's own not-found messages name the file already: it is not appended again."""
+    absent = tmp_path / "absent.txt"
+    corpus, vocab = (absent, text) if missing == "corpus" else (text, absent)
+    out = tmp_path / "m.arpa"
+    assert main(["train", "--limit-vocab-file", str(vocab), str(corpus), str(out), "-q"]) == 1
+    err = capsys.readouterr().err
+    assert err == f"fastppl: error: {missing} file not found: {str(absent)!r}\n"
+
+
 def test_output_folder_missing_is_one_clean_line(text: Path, tmp_path: Path, capsys):
     out = tmp_path / "no-such-dir" / "m.arpa"
     assert main(["train", "-o", "2", "--tokenizer", "whitespace", str(text), str(out), "-q"]) == 1

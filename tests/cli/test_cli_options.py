@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -151,8 +152,14 @@ def test_limit_vocab_bad_arguments(tmp_path: Path):
         c.limit_vocab(min_count=True)
     with pytest.raises(InvalidTypeError):
         c.limit_vocab(vocab="a b")
-    with pytest.raises(CorpusFileNotFoundError):
-        c.limit_vocab(vocab_file=tmp_path / "missing.txt")
+    # a FileNotFoundError that says which file it is (not "corpus file"), named once
+    missing = tmp_path / "missing.txt"
+    not_found = f"^vocabulary file not found: {re.escape(repr(str(missing)))}$"
+    with pytest.raises(CorpusFileNotFoundError, match=not_found) as error:
+        c.limit_vocab(vocab_file=missing)
+    assert isinstance(error.value, FileNotFoundError) and error.value.filename == str(missing)
+    with pytest.raises(CorpusFileNotFoundError, match=not_found):
+        NGramModel.fit(c, order=1, smoothing="mle", vocab_file=missing)
 
 
 def test_cli_min_count_and_limit_vocab_file(small_train: Path, tmp_path: Path):
