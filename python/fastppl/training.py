@@ -102,9 +102,10 @@ def train_arpa(
             ``"512M"``, ``"80%"``. It covers the corpus held in memory and the sort buffers (not
             the Python interpreter, nor reading the text, which `Corpus.from_file` does in
             pieces). At least ``fastppl._core.MIN_MEMORY`` (16 MiB), and more than the corpus.
-        temp_dir: where the sorted runs go (a fresh subdirectory, removed afterwards), like
-            lmplz's ``-T``; default: the system's temporary directory. It needs room for
-            about three times the counts (24 bytes per 5-gram occurrence at most).
+        temp_dir: an existing directory where the sorted runs go (a fresh subdirectory,
+            removed afterwards), like lmplz's ``-T``; default: the system's temporary
+            directory. It needs room for about three times the counts (24 bytes per 5-gram
+            occurrence at most).
         prune: pruning thresholds per order, as in `NGramModel.fit` (lmplz's ``--prune``).
         min_count, vocab_file: vocabulary limits, as in `NGramModel.fit`.
         progress: ``True`` for a progress bar on stderr, or a callable ``(stage, done, total)``;
@@ -117,8 +118,9 @@ def train_arpa(
         them, and how much went through the disk.
 
     Raises:
-        InvalidArgumentError: bad order, estimator, parameter or memory, or a ``prune``
-            threshold or ``min_count`` out of range (as in `NGramModel.fit`).
+        InvalidArgumentError: bad order, estimator, parameter or memory, a ``prune``
+            threshold or ``min_count`` out of range (as in `NGramModel.fit`), or a ``temp_dir``
+            that is not an existing directory.
         EmptyCorpusError: the corpus has no token.
         OSError: the file or the temporary directory cannot be written (the message names it).
 
@@ -128,6 +130,11 @@ def train_arpa(
     >>> train_arpa(c, out, order=2, smoothing="witten_bell", memory="16M").ngram_counts
     [5, 5]
     """
+    directory = tempfile.gettempdir() if temp_dir is None else os.fspath(temp_dir)
+    if not os.path.isdir(directory):
+        raise InvalidArgumentError(
+            f"temp_dir {directory!r} is not an existing directory (create it first)"
+        )
     corpus, args = fit_arguments(
         corpus,
         order,
@@ -154,7 +161,6 @@ def train_arpa(
         raise InvalidArgumentError(
             "train_arpa needs order >= 2 (a unigram model is small: use NGramModel.fit)"
         )
-    directory = tempfile.gettempdir() if temp_dir is None else os.fspath(temp_dir)
     with reporter(progress) as report:
         counts, runs, spilled = _core.train_arpa(
             corpus._inner,

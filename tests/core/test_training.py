@@ -34,7 +34,9 @@ def corpus_of(shared_dir, name: str) -> Corpus:
 def test_same_file_as_in_memory_fit_and_same_model_as_lmplz(shared_dir, tmp_path, name, order):
     corpus = corpus_of(shared_dir, name)
     external = tmp_path / "external.arpa.gz"
-    summary = train_arpa(corpus, external, order=order, memory=MIN, temp_dir=tmp_path / "runs")
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    summary = train_arpa(corpus, external, order=order, memory=MIN, temp_dir=runs)
     counts = summary.ngram_counts
     in_memory = tmp_path / "in-memory.arpa.gz"
     model = NGramModel.fit(corpus, order=order, smoothing="modified_kneser_ney")
@@ -54,7 +56,7 @@ def test_same_file_as_in_memory_fit_and_same_model_as_lmplz(shared_dir, tmp_path
             if b is not None and c is not None:
                 assert c == pytest.approx(b, abs=1e-5), g
     # the runs' directory is removed
-    assert list((tmp_path / "runs").iterdir()) == []
+    assert list(runs.iterdir()) == []
 
 
 def test_spills_when_the_counts_exceed_the_budget(shared_dir, tmp_path):
@@ -64,6 +66,7 @@ def test_spills_when_the_counts_exceed_the_budget(shared_dir, tmp_path):
     corpus = corpus_of(shared_dir, "machado")
     out = tmp_path / "m.arpa.xz"
     runs = tmp_path / "runs"
+    runs.mkdir()
     summary = train_arpa(corpus, out, order=5, memory="16M", temp_dir=runs, smoothing="kneser_ney")
     # one run per sort at least (counts, 4 adjusted orders, terms and sections of orders 2-5),
     # and more than one for the counts
@@ -137,11 +140,21 @@ def test_unwritable_places_are_named(tmp_path):
     missing = tmp_path / "no" / "such" / "dir" / "m.arpa"
     with pytest.raises(OSError, match="no/such/dir"):
         train_arpa(corpus, missing, smoothing="witten_bell")
-    blocker = tmp_path / "a-file"
-    blocker.write_text("")
-    with pytest.raises(OSError, match="a-file"):
-        train_arpa(corpus, tmp_path / "m.arpa", smoothing="witten_bell", temp_dir=blocker)
     assert not (tmp_path / "m.arpa").exists()
+
+
+@pytest.mark.parametrize("kind", ["missing", "nested", "a file"])
+def test_temp_dir_must_be_an_existing_directory(tmp_path, monkeypatch, kind):
+    """As the CLI's -T: nothing is created (a missing one was made, and left behind, empty)."""
+    monkeypatch.chdir(tmp_path)
+    temp_dir = {"missing": "nodir", "nested": "no/such/dir", "a file": "a-file"}[kind]
+    if kind == "a file":
+        (tmp_path / "a-file").write_text("")
+    before = sorted(tmp_path.iterdir())
+    corpus = Corpus.from_sentences([["a", "b", "a"], ["b", "a"]])
+    with pytest.raises(InvalidArgumentError, match=f"temp_dir '{temp_dir}' is not an existing"):
+        train_arpa(corpus, "m.arpa", order=2, smoothing="witten_bell", temp_dir=temp_dir)
+    assert sorted(tmp_path.iterdir()) == before
 
 
 def test_cli_memory_option(machado_train_head_path, tmp_path, capsys):
