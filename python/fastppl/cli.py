@@ -527,6 +527,12 @@ def _score_documents(args: argparse.Namespace) -> int:
 
     if args.tokens:
         raise InvalidArgumentError("--tokens and --documents do not go together")
+    if args.perplexity_field == args.text_field:
+        raise InvalidArgumentError(
+            f"--perplexity-field {args.perplexity_field!r} is the field of the text "
+            "(--text-field): the perplexity would replace each document's text; name another "
+            "field"
+        )
     source = args.text if args.text not in (None, "-") else None
     if source is None and sys.stdin.isatty():
         raise InvalidArgumentError(
@@ -804,7 +810,7 @@ def build_parser() -> argparse.ArgumentParser:
     documents.add_argument(
         "--perplexity-field",
         default="perplexity",
-        help="the field the perplexity is written to (default: perplexity)",
+        help="the field the perplexity is written to (default: perplexity; not --text-field)",
     )
     documents.add_argument(
         "--normalize",

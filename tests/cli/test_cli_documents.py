@@ -141,3 +141,25 @@ def test_document_options_need_documents(model_path, tmp_path, capsys) -> None:
     argv = ["score", str(model_path), str(text), "--documents", "--tokens", "-q"]
     assert main(argv) == 1
     assert "do not go together" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        ["--perplexity-field", "text"],
+        ["--text-field", "perplexity"],
+        ["--text-field", "body", "--perplexity-field", "body"],
+    ],
+)
+def test_the_perplexity_does_not_replace_the_text(tmp_path, capsys, fields: list[str]) -> None:
+    """Refused before anything is read (neither the model nor the records exist here), and no
+    output is written."""
+    target = tmp_path / "out.jsonl"
+    argv = ["score", str(tmp_path / "m.arpa"), str(tmp_path / "docs.jsonl"), "--documents"]
+    assert main([*argv, *fields, "-o", str(target), "-q"]) == 1
+    field = fields[-1]
+    assert capsys.readouterr().err == (
+        f"fastppl: error: --perplexity-field {field!r} is the field of the text (--text-field): "
+        "the perplexity would replace each document's text; name another field\n"
+    )
+    assert list(tmp_path.iterdir()) == []
