@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fastppl._checks import check_iterable
+from fastppl._checks import check_bool, check_iterable
 from fastppl.corpus import Corpus
 from fastppl.errors import InvalidArgumentError, InvalidTypeError
 from fastppl.model import NGramModel
@@ -97,6 +97,7 @@ def normalize(
 
     Raises:
         InvalidArgumentError: ``punct`` is not 0, 1 or 2.
+        InvalidTypeError: ``accent``, ``case`` or ``numbers`` is not a bool.
 
     >>> normalize("  Ação: R$ 1.500,00 ...  ")
     'acao: r$ 0.000,00 ...'
@@ -176,9 +177,9 @@ class _Normalization:
         unknown = set(options) - {"accent", "case", "numbers", "punct"}
         if unknown:
             raise InvalidArgumentError(f"unknown normalize option(s): {sorted(unknown)}")
-        self.accent = bool(options.get("accent", True))
-        self.case = bool(options.get("case", True))
-        self.numbers = bool(options.get("numbers", True))
+        self.accent = check_bool("accent", options.get("accent", True))
+        self.case = check_bool("case", options.get("case", True))
+        self.numbers = check_bool("numbers", options.get("numbers", True))
         self.punct = _checked_punct(options.get("punct", 1))
         self.table = _table(self.accent, self.numbers, self.punct)
         self.bmp_table = _bmp_table(self.accent, self.numbers, self.punct)
@@ -241,8 +242,11 @@ def perplexity(
         float64 array of one perplexity per document.
 
     Raises:
-        InvalidTypeError: ``documents`` is one ``str``, or a document is not a ``str``.
-        InvalidArgumentError: a line holds ``<s>`` or ``</s>`` (fastppl adds them itself).
+        InvalidTypeError: ``documents`` is one ``str``, or a document is not a ``str``;
+            ``normalize`` is neither a bool nor a mapping, or one of its options ``accent``,
+            ``case``, ``numbers`` is not a bool.
+        InvalidArgumentError: a line holds ``<s>`` or ``</s>`` (fastppl adds them itself), or
+            ``normalize`` holds an unknown option or a ``punct`` other than 0, 1, 2.
 
     Differences from CCNet: a word is what KenLM's ``score`` splits at ASCII whitespace, which
     CCNet's ``len(line.split())`` also splits at other Unicode spaces (``"\\xa0"``); CCNet gives

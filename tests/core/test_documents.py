@@ -68,6 +68,17 @@ def test_bad_normalize_arguments() -> None:
         documents.perplexity(_tiny_model(), ["a"], normalize={"accents": False})
 
 
+@pytest.mark.parametrize("option", ["accent", "case", "numbers"])
+@pytest.mark.parametrize("value", ["no", 0, None])
+def test_normalize_flags_are_not_coerced(option: str, value: object) -> None:
+    """The string "no" is not False (bool() took it, and any other value, for a flag)."""
+    match = f"{option} must be True or False, got {value!r}"
+    with pytest.raises(InvalidTypeError, match=match):
+        documents.normalize("Ação 12", **{option: value})
+    with pytest.raises(InvalidTypeError, match=match):
+        documents.perplexity(_tiny_model(), ["a"], normalize={option: value})
+
+
 def _tiny_model() -> NGramModel:
     return NGramModel.fit(Corpus.from_sentences([["a", "b"]]), order=2, smoothing="kneser_ney")
 
