@@ -160,8 +160,9 @@ def score(
         A :class:`PerplexityResult` (log-likelihood kept in nats).
 
     Raises:
-        InvalidArgumentError: Empty input, NaN/inf, log-probs > 0, probs outside
-            (0, 1], both or neither of ``logprobs``/``probs``, bad ``base``.
+        InvalidArgumentError: Empty input, a ragged list (rows of different lengths),
+            NaN/inf, log-probs > 0, probs outside (0, 1], both or neither of
+            ``logprobs``/``probs``, bad ``base``.
         InvalidTypeError: Values that are not real numbers (strings, bools,
             complex numbers, objects), ``num_units`` not a number.
 
@@ -383,8 +384,8 @@ def from_logits(
 
     Raises:
         InvalidArgumentError: Logits of fewer than 2 dimensions, shape or dtype
-            mismatch, labels outside ``[0, V)``, NaN/inf in a scored logits row,
-            or nothing to score.
+            mismatch, a ragged list (rows of different lengths), labels outside
+            ``[0, V)``, NaN/inf in a scored logits row, or nothing to score.
         InvalidTypeError: ``shift`` not a bool, ``ignore_index`` not an int.
 
     >>> logits = np.log(np.array([[[0.5, 0.5], [0.25, 0.75], [0.9, 0.1]]]))
@@ -400,7 +401,7 @@ def from_logits(
             f"logits must have at least 2 dimensions (..., T, V): one row of V scores per "
             f"label, got shape {values.shape}"
         )
-    label_ids = _as_numpy(labels)
+    label_ids = _as_numpy(labels, "labels")
     if label_ids.shape != values.shape[:-1]:
         raise InvalidArgumentError(
             f"logits of shape {values.shape} need labels of shape {values.shape[:-1]}, "
@@ -412,7 +413,7 @@ def from_logits(
         raise InvalidArgumentError(f"labels of shape {label_ids.shape} hold no token to score")
     scored = label_ids != ignore_index
     if attention_mask is not None:
-        mask = _as_numpy(attention_mask)
+        mask = _as_numpy(attention_mask, "attention_mask")
         if mask.shape != label_ids.shape:
             raise InvalidArgumentError(
                 f"attention_mask has shape {mask.shape}, labels have {label_ids.shape}"
@@ -479,7 +480,7 @@ def _float_array(values: Any, name: str) -> np.ndarray:
     """``values`` as a flat float64 array: real numbers only (integers, floats of any width,
     ml_dtypes' bfloat16), never strings, bools, complex numbers or objects, which numpy would
     convert (``"-1.0"`` to -1, ``True`` to 1) or truncate (the imaginary part)."""
-    array = _as_numpy(values)
+    array = _as_numpy(values, name)
     if array.dtype.kind not in "iuf" and array.dtype.name != "bfloat16":
         raise InvalidTypeError(
             f"{name} must hold real numbers (ints or floats), got an array of dtype {array.dtype}"
@@ -503,11 +504,18 @@ def _is_torch_tensor(value: Any) -> bool:
     return type(value).__module__.split(".")[0] == "torch"
 
 
-def _as_numpy(value: Any) -> np.ndarray:
-    """A numpy view of an array-like or (CPU copy of a) torch tensor."""
+def _as_numpy(value: Any, name: str) -> np.ndarray:
+    """A numpy view of an array-like or (CPU copy of a) torch tensor; one that numpy cannot
+    make an array of (a ragged list: rows of different lengths) is an
+    :class:`InvalidArgumentError` naming the argument ``name``."""
     if _is_torch_tensor(value):
         return value.detach().cpu().numpy()
-    return np.asarray(value)
+    try:
+        return np.asarray(value)
+    except ValueError as err:
+        raise InvalidArgumentError(
+            f"{name} is ragged, not a rectangular array of numbers ({err})"
+        ) from None
 
 
 def _logits_array(logits: Any) -> tuple[np.ndarray, str | None]:
@@ -521,7 +529,7 @@ def _logits_array(logits: Any) -> tuple[np.ndarray, str | None]:
             return tensor.view(torch.int16).numpy().view(np.uint16), name
         array = tensor.numpy()
     else:
-        array = np.asarray(logits)
+        array = _as_numpy(logits, "logits")
     if not array.dtype.isnative:  # big-endian data on a little-endian machine, or the reverse
         array = array.astype(array.dtype.newbyteorder("="))
     name = array.dtype.name

@@ -107,6 +107,26 @@ def test_values_that_are_not_real_numbers_are_refused(kwargs, match):
         metrics.perplexity(**kwargs)
 
 
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        (lambda: metrics.perplexity([[-1.0], [-1.0, -2.0]]), "logprobs"),
+        (lambda: metrics.score(probs=[[0.5], [0.5, 0.25]]), "probs"),
+        (lambda: metrics.corpus_perplexity([[-1.0], [[-1.0], [-1.0, -2.0]]]), "logprobs"),
+        (lambda: metrics.from_logits([[[0.0, 1.0]], [[0.0]]], [[0], [0]]), "logits"),
+        (lambda: metrics.from_logits(np.zeros((2, 1, 3)), [[0], [0, 1]]), "labels"),
+        (
+            lambda: metrics.from_logits(np.zeros((2, 1, 3)), [[0], [0]], [[1], [1, 1]]),
+            "attention_mask",
+        ),
+    ],
+)
+def test_ragged_lists_name_their_argument(call, name):
+    """numpy's own ValueError said neither which argument nor what to fix."""
+    with pytest.raises(InvalidArgumentError, match=f"^{name} is ragged, not a rectangular array"):
+        call()
+
+
 def test_every_real_dtype_is_accepted():
     for dtype in ("float16", "float32", "float64", "int8", "int64", ">f8"):
         assert metrics.perplexity(np.array([-2, -2], dtype=dtype)) == pytest.approx(math.e**2)
