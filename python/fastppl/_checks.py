@@ -54,9 +54,18 @@ def log_base_divisor(base: LogBase | None) -> float:
 _NAMED_BASES = {"2": 2.0, "10": 10.0}
 
 
+#: The names of NumPy's bool type (``numpy.bool_``; ``numpy.bool`` since NumPy 2).
+NUMPY_BOOLS = ("bool_", "bool")
+
+
 def check_bool(name: str, value: object) -> bool:
-    """``value`` if it is a bool (numpy bools too), else :class:`InvalidTypeError`."""
-    if isinstance(value, bool) or type(value).__name__ == "bool_":
+    """``value`` if it is a bool (numpy bools too), else :class:`InvalidTypeError`.
+
+    (NumPy's bool is told by its type's module and name, ``bool_`` before NumPy 2, ``bool``
+    since, so that this module does not import NumPy.)
+    """
+    kind = type(value)
+    if isinstance(value, bool) or (kind.__module__ == "numpy" and kind.__name__ in NUMPY_BOOLS):
         return bool(value)
     raise InvalidTypeError(f"{name} must be True or False, got {value!r}")
 

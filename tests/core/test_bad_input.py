@@ -217,6 +217,14 @@ def test_bool_flags_are_not_coerced(corpus):
         NGramModel.fit(corpus, order=2, smoothing="modified_kneser_ney", discount_fallback="no")
 
 
+def test_numpy_bools_are_bools(corpus):
+    """A NumPy bool (``numpy.bool_``; named ``numpy.bool`` since NumPy 2) is taken as a bool,
+    as check_bool's docstring says."""
+    model = NGramModel.fit(corpus, order=2, smoothing="mle", bos_eos=np.False_)
+    assert model.bos_eos is False
+    assert Corpus.from_text("A b", tokenizer="whitespace", lowercase=np.True_)[0] == ["a", "b"]
+
+
 @pytest.mark.parametrize(
     ("tokenizer", "sentences"),
     [("whitespace", None), ("whitespace", "lines"), ("nltk", None), ("kenlm", None)],
