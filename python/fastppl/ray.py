@@ -27,7 +27,7 @@ import numpy as np
 
 from fastppl import _core
 from fastppl._checks import check_iterable
-from fastppl.corpus import Corpus
+from fastppl.corpus import Corpus, _TextOptions
 from fastppl.errors import (
     DistributedTaskError,
     EmptyCorpusError,
@@ -35,6 +35,8 @@ from fastppl.errors import (
     InvalidArgumentError,
 )
 from fastppl.model import ARPA_SMOOTHINGS, NGramModel, fit_arguments, is_binary_name
+from fastppl.text import _check_prefixes, decoder_for
+from fastppl.tokenize import punkt_model
 from fastppl.training import parse_memory
 
 try:
@@ -328,7 +330,8 @@ def train(
         partitions: hash partitions of the n-grams, and ranges of first words (default: the
             number of inputs).
         memory: sort buffers of each task (``"1G"``, ``"512M"``, bytes), as in ``train_arpa``.
-        work_dir: where the job directory goes (default: the output's directory).
+        work_dir: an existing directory where the job directory goes (default: the output's
+            directory).
         prune: pruning thresholds per order, as in `NGramModel.fit`.
         tokenizer, sentences, lowercase, skip_line_prefixes, encoding, errors, language:
             how each file is read, as in `Corpus.from_file`.
@@ -343,8 +346,12 @@ def train(
         A `DistributedSummary`.
 
     Raises:
-        InvalidArgumentError: bad order, estimator, parameter, memory or inputs.
-        InvalidTypeError: ``inputs`` is a single path, not a list of them.
+        InvalidArgumentError: bad order, estimator, parameter, memory, inputs, text option
+            (tokenizer, sentences, encoding, errors, line prefixes) or work_dir; all checked
+            before a task starts.
+        InvalidTypeError: ``inputs`` is a single path, not a list of them; ``lowercase`` is
+            not a bool.
+        PunktDataNotFoundError: no Punkt parameters for ``language`` (``tokenizer="nltk"``).
         CorpusFileNotFoundError, CorpusDecodeError: an input cannot be read.
         DistributedTaskError: a task failed for good for another reason.
 
@@ -379,6 +386,17 @@ def train(
     if isinstance(partitions, bool) or not isinstance(partitions, int) or partitions < 1:
         raise InvalidArgumentError(f"partitions must be a positive int, got {partitions!r}")
     task_memory = parse_memory(memory)
+    # the text options checked here, before a task starts (each task reads its files with them)
+    options = _TextOptions.checked(
+        tokenizer, sentences, lowercase, _check_prefixes(skip_line_prefixes), language, "native"
+    )
+    decoder_for(encoding, errors)
+    if options.native_nltk():
+        punkt_model(language)  # PunktDataNotFoundError now, not in every task
+    if work_dir is not None and not os.path.isdir(work_dir):
+        raise InvalidArgumentError(
+            f"work_dir {os.fspath(work_dir)!r} is not an existing directory (create it first)"
+        )
     text_options = {
         "tokenizer": tokenizer,
         "sentences": sentences,

@@ -199,11 +199,7 @@ def iter_text(
     `CHUNK_BYTES`; the last one possibly without a final newline), so that a large file is never
     whole in memory; joined, the pieces are exactly what :func:`read_text` returns. Same
     arguments and errors."""
-    _choice("errors", errors, DECODE_ERRORS)
-    try:
-        decoder = codecs.getincrementaldecoder(encoding)(errors)
-    except (LookupError, TypeError):
-        raise InvalidArgumentError(f"encoding={encoding!r} is not a known codec") from None
+    decoder = decoder_for(encoding, errors)
     prefixes = _check_prefixes(skip_line_prefixes)
     fed = newlines = 0  # bytes given to the decoder so far, and the b"\n" among them
     # text after the last "\n" seen, in pieces: joined only once a line ends, so that a file
@@ -298,6 +294,17 @@ def read_text(
             translate_newlines=translate_newlines,
         )
     )
+
+
+def decoder_for(encoding: str, errors: str) -> codecs.IncrementalDecoder:
+    """A fresh incremental decoder of ``encoding`` with the error handler ``errors`` (one of
+    ``"strict"``, ``"replace"``, ``"ignore"``), or :class:`InvalidArgumentError` naming the one
+    that is not known."""
+    _choice("errors", errors, DECODE_ERRORS)
+    try:
+        return codecs.getincrementaldecoder(encoding)(errors)
+    except (LookupError, TypeError):
+        raise InvalidArgumentError(f"encoding={encoding!r} is not a known codec") from None
 
 
 def _check_prefixes(skip_line_prefixes: Iterable[str]) -> tuple[str, ...]:

@@ -18,7 +18,12 @@ import pytest
 
 import fastppl
 from fastppl import Corpus, NGramModel
-from fastppl.errors import CorpusFileNotFoundError, InvalidArgumentError, InvalidTypeError
+from fastppl.errors import (
+    CorpusFileNotFoundError,
+    InvalidArgumentError,
+    InvalidTypeError,
+    PunktDataNotFoundError,
+)
 from fastppl.training import train_arpa
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'fastppl[ray]')")
@@ -335,6 +340,29 @@ def test_bad_input_fails_with_fastppl_error_and_no_file(cluster, shards, tmp_pat
     with pytest.raises(InvalidArgumentError, match="partitions"):
         fray.train(paths, out, order=3, partitions=0, **TEXT)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("option", "error", "message"),
+    [
+        ({"tokenizer": "words"}, InvalidArgumentError, "tokenizer must be one of"),
+        ({"sentences": "paragraphs"}, InvalidArgumentError, "sentences must be one of"),
+        ({"lowercase": "yes"}, InvalidTypeError, "lowercase must be True or False"),
+        ({"encoding": "utf-9"}, InvalidArgumentError, "encoding='utf-9' is not a known codec"),
+        ({"errors": "backslash"}, InvalidArgumentError, "errors"),
+        ({"skip_line_prefixes": ("",)}, InvalidArgumentError, "non-empty"),
+        ({"tokenizer": "nltk", "language": "klingon"}, PunktDataNotFoundError, "klingon"),
+        ({"work_dir": "no/such/dir"}, InvalidArgumentError, "is not an existing directory"),
+    ],
+)
+def test_text_options_are_checked_before_any_task(tmp_path, option, error, message):
+    """A bad text option or work_dir is refused by the driver, before Ray is used, not by each
+    task once the job has started."""
+    text = tmp_path / "a.txt"
+    text.write_text("a b\n")
+    with pytest.raises(error, match=message):
+        fray.train([text], tmp_path / "m.arpa", order=2, **{**TEXT, **option})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt"]
 
 
 def test_one_path_is_not_taken_for_a_list_of_paths(tmp_path):
