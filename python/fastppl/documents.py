@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fastppl._checks import check_bool, check_iterable
+from fastppl._checks import check_bool, check_int, check_iterable
 from fastppl.corpus import Corpus
 from fastppl.errors import InvalidArgumentError, InvalidTypeError
 from fastppl.model import NGramModel
@@ -157,9 +157,9 @@ def _bmp_table(accent: bool, numbers: bool, punct: int) -> list[int | str | None
 
 
 def _checked_punct(punct: int) -> int:
-    if punct not in (0, 1, 2) or isinstance(punct, bool):
+    if check_int("punct", punct) not in (0, 1, 2):
         raise InvalidArgumentError(f"punct must be 0, 1 or 2, got {punct!r}")
-    return punct
+    return int(punct)
 
 
 class _Normalization:

@@ -176,7 +176,12 @@ def model_perplexity(model: Any, docs: Any) -> float:
 
 def _distributions(values: Any, name: str, normalize: bool, atol: float) -> np.ndarray:
     """A validated 2-D float64 array of probability rows."""
-    array = np.asarray(values, dtype=np.float64)
+    try:
+        array = np.asarray(values, dtype=np.float64)
+    except (ValueError, TypeError) as err:  # ragged rows, strings
+        raise InvalidArgumentError(
+            f"{name} must be a rectangular array of numbers ({err})"
+        ) from None
     if array.ndim != 2 or 0 in array.shape:
         raise InvalidArgumentError(f"{name} must be a non-empty 2-D array, got {array.shape}")
     if not np.isfinite(array).all() or (array < 0).any():
@@ -222,9 +227,18 @@ def _doc_term_entries(
     return rows.astype(np.intp), words.astype(np.intp), counts
 
 
+#: What a document of a list of them must be.
+DOCUMENT_FORM = (
+    "each document must be a sequence of integer token ids or of (token_id, count) pairs"
+)
+
+
 def _document_pairs(doc: Any) -> tuple[np.ndarray, np.ndarray]:
     """Token ids and counts of one document (token-id list or bag of words)."""
-    array = np.asarray(doc)
+    try:
+        array = np.asarray(doc)
+    except ValueError:  # pairs of different lengths
+        raise InvalidArgumentError(DOCUMENT_FORM) from None
     if array.size == 0:
         return np.zeros(0, np.int64), np.zeros(0)
     if array.ndim == 1 and np.issubdtype(array.dtype, np.integer):
@@ -233,9 +247,7 @@ def _document_pairs(doc: Any) -> tuple[np.ndarray, np.ndarray]:
         ids = array[:, 0]
         if np.all(ids == np.round(ids)):
             return ids.astype(np.int64), array[:, 1].astype(np.float64)
-    raise InvalidArgumentError(
-        "each document must be a sequence of integer token ids or of (token_id, count) pairs"
-    )
+    raise InvalidArgumentError(DOCUMENT_FORM)
 
 
 def _sparse_counts(docs: Any, vocab: int) -> Any:

@@ -62,6 +62,9 @@ def test_normalize_matches_the_step_by_step_reference(text, accent, case, number
 def test_bad_normalize_arguments() -> None:
     with pytest.raises(InvalidArgumentError, match="punct must be 0, 1 or 2, got 3"):
         documents.normalize("a", punct=3)
+    for not_an_int in (1.0, True, "1"):  # 1.0 == 1 and True == 1 passed the range test
+        with pytest.raises(InvalidTypeError, match="punct must be an int"):
+            documents.normalize("a", punct=not_an_int)
     with pytest.raises(InvalidTypeError, match="text must be a str, got bytes"):
         documents.normalize(b"a")
     with pytest.raises(InvalidArgumentError, match="unknown normalize option"):

@@ -87,6 +87,9 @@ def test_normalize_option():
         (np.array([[np.nan, 1]]), np.ones((2, 4)) / 4, [[0]], "finite"),
         (np.ones((1, 2)) / 2, np.ones((2, 4)) / 3, [[0]], "sum to 1"),
         (np.ones((1, 2)) / 2, np.ones((2, 4)) / 4, "abc", "sequence"),
+        ([[1.0], [0.5, 0.5]], np.ones((2, 4)) / 4, [[0]], "theta must be a rectangular array"),
+        (np.ones((1, 2)) / 2, [["x", "y", "z", "w"]] * 2, [[0]], "phi must be a rectangular"),
+        (np.ones((1, 2)) / 2, np.ones((2, 4)) / 4, [[(0, 1), (1, 2, 3)]], "token ids or of"),
     ],
 )
 def test_bad_input(theta, phi, docs, match):
