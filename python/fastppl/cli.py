@@ -562,7 +562,12 @@ def _json_batches(path: str, field: str, encoding: str) -> Iterator[list[dict]]:
     batch: list[dict] = []
     number = 0
     for chunk in iter_text(path, encoding=encoding):
-        for line in chunk.splitlines():
+        # lines end at "\n" only (JSON Lines): U+2028, U+2029 and U+0085, which str.splitlines
+        # also splits at, may stand unescaped inside a JSON string (as this command writes them)
+        lines = chunk.split("\n")
+        if chunk.endswith("\n"):
+            lines.pop()
+        for line in lines:
             number += 1
             if not line.strip():
                 continue

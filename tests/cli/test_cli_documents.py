@@ -62,6 +62,23 @@ def test_records_come_back_with_their_perplexity(model_path, records, tmp_path, 
     np.testing.assert_array_equal([r["ppl"] for r in out], expected)
 
 
+def test_line_separators_inside_strings_are_not_line_ends(model_path, tmp_path) -> None:
+    """JSON Lines end at "\\n" only: U+2028, U+2029 and U+0085 may stand unescaped in a JSON
+    string (this command writes them so, ensure_ascii=False), and its output reads back."""
+    records = [{"text": f"o dia{sep}e a noite", "n": i} for i, sep in enumerate("\u2028\u2029\x85")]
+    source = _write_jsonl(tmp_path / "docs.jsonl", records)
+    first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+    argv = ["score", str(model_path), "--documents", "-q"]
+    assert main([*argv[:2], str(source), *argv[2:], "-o", str(first)]) == 0
+    assert (
+        main([*argv[:2], str(first), *argv[2:], "--perplexity-field", "again", "-o", str(second)])
+        == 0
+    )
+    out = [json.loads(line) for line in second.read_text("utf-8").split("\n") if line]
+    assert [r["text"] for r in out] == [r["text"] for r in records]
+    assert [r["again"] for r in out] == [r["perplexity"] for r in out]
+
+
 def test_sentencepiece_from_standard_input(
     model_path, records, paragraphs, tmp_path, capsys
 ) -> None:
