@@ -25,6 +25,12 @@ Differences from the ``kenlm`` module:
 - A state given to ``BaseScore`` must be a :class:`State` (:class:`fastppl.errors.InvalidTypeError`,
   a ``TypeError``); ``kenlm`` lets ``None`` through.
 - ``Config`` and ``LoadMethod`` are not provided (the ``config`` argument is ignored).
+- Opening a fastppl model fitted with ``bos_eos=False`` raises
+  :class:`fastppl.errors.InvalidArgumentError`, and one of stupid backoff (scores, not
+  probabilities) :class:`fastppl.errors.NotNormalizedError`: KenLM's models have neither.
+- ``bos``/``eos`` must be bools (:class:`fastppl.errors.InvalidTypeError`; ``kenlm`` takes any
+  value for its truth); ``in`` with anything but a str or bytes is False (``kenlm`` raises
+  ``TypeError``).
 
 >>> import fastppl
 >>> corpus = fastppl.Corpus.from_sentences([["a", "b"], ["a", "c"]])
@@ -51,8 +57,9 @@ import os
 from collections.abc import Iterator
 
 from fastppl import _core
-from fastppl.errors import InvalidTypeError
+from fastppl.errors import InvalidArgumentError, InvalidTypeError, NotNormalizedError
 from fastppl.model import NGramModel
+from fastppl.text import kenlm_words
 
 LN10 = math.log(10.0)
 
@@ -142,20 +149,33 @@ class Model:
         #: the absolute path as bytes, as the kenlm module has it
         self.path = os.fsencode(os.path.abspath(path))
         self._model = NGramModel.from_file(os.fsdecode(self.path))
+        if not self._model.bos_eos:
+            raise InvalidArgumentError(
+                f"{os.fsdecode(self.path)}: the model was fitted with bos_eos=False, but "
+                "fastppl.kenlm scores sentences between <s> and </s>, as KenLM does (score it "
+                "with NGramModel instead)"
+            )
+        if not self._model.normalized:
+            raise NotNormalizedError(
+                f"{os.fsdecode(self.path)}: a {self._model.smoothing} model gives scores, not "
+                "probabilities: fastppl.kenlm computes no log probability or perplexity from it "
+                "(score it with NGramModel.evaluate(..., allow_unnormalized=True))"
+            )
 
     @property
     def order(self) -> int:
         """The order N of the model."""
         return self._model.order
 
-    def score(self, sentence: str, bos: bool = True, eos: bool = True) -> float:
-        """log10 p of a whitespace-tokenized sentence (with ``</s>`` when ``eos``).
+    def score(self, sentence: str | bytes, bos: bool = True, eos: bool = True) -> float:
+        """log10 p of a sentence (with ``</s>`` when ``eos``), its words separated by ASCII
+        whitespace as in KenLM (a ``bytes`` sentence is UTF-8).
 
         Example: ``Model("m.arpa").score("o dia")``.
         """
         return float(self._model.full_scores(_words(sentence), 10, bos=bos, eos=eos).logprob.sum())
 
-    def perplexity(self, sentence: str) -> float:
+    def perplexity(self, sentence: str | bytes) -> float:
         """``10 ** (-score / (words + 1))``: the sentence's perplexity, ``</s>`` counted.
 
         Example: ``Model("m.arpa").perplexity("o dia")``.
@@ -164,7 +184,7 @@ class Model:
         return 10.0 ** (-self.score(sentence) / words)
 
     def full_scores(
-        self, sentence: str, bos: bool = True, eos: bool = True
+        self, sentence: str | bytes, bos: bool = True, eos: bool = True
     ) -> Iterator[tuple[float, int, bool]]:
         """``(log10 p, ngram_length, oov)`` of each word, then of ``</s>`` when ``eos``.
 
@@ -183,7 +203,7 @@ class Model:
         _check_state("state", state)
         state._context = ()
 
-    def BaseScore(self, in_state: State, word: str, out_state: State) -> float:  # noqa: N802
+    def BaseScore(self, in_state: State, word: str | bytes, out_state: State) -> float:  # noqa: N802
         """log10 p(``word`` | ``in_state``); writes the context after ``word`` to ``out_state``.
 
         ``word`` is any one word, ``</s>`` included (score it last to end a sentence); an
@@ -192,14 +212,14 @@ class Model:
         return self.BaseFullScore(in_state, word, out_state).log_prob
 
     def BaseFullScore(  # noqa: N802 (kenlm's name)
-        self, in_state: State, word: str, out_state: State
+        self, in_state: State, word: str | bytes, out_state: State
     ) -> FullScoreReturn:
         """:meth:`BaseScore` with the matched n-gram length and the OOV flag."""
         _check_state("in_state", in_state)
         _check_state("out_state", out_state)
-        if not isinstance(word, str):
-            raise InvalidTypeError(f"word must be a str, got {type(word).__name__}")
-        logp, length, oov, context = self._contexts.score_word(in_state._context, word)
+        logp, length, oov, context = self._contexts.score_word(
+            in_state._context, _text(word, "word")
+        )
         out_state._context = tuple(context)
         return FullScoreReturn(logp / LN10, length, oov)
 
@@ -209,6 +229,11 @@ class Model:
         return _core.ContextScorer(self._model._inner)
 
     def __contains__(self, word: object) -> bool:
+        if isinstance(word, bytes):
+            try:
+                word = word.decode("utf-8")
+            except UnicodeDecodeError:  # no word of the model
+                return False
         return word != "<unk>" and word in self._model
 
     def __repr__(self) -> str:
@@ -219,10 +244,25 @@ class Model:
 LanguageModel = Model
 
 
-def _words(sentence: str) -> list[str]:
-    if not isinstance(sentence, str):
-        raise InvalidTypeError(f"sentence must be a str, got {type(sentence).__name__}")
-    return sentence.split()
+def _words(sentence: str | bytes) -> list[str]:
+    """The words of ``sentence`` as the kenlm module splits it: at ASCII whitespace only (it
+    splits the sentence's UTF-8 bytes); a ``bytes`` sentence is UTF-8, as there."""
+    return kenlm_words(_text(sentence, "sentence"))
+
+
+def _text(value: str | bytes, name: str) -> str:
+    """``value`` as a str: a ``bytes`` one is decoded as UTF-8, as the kenlm module encodes a
+    str."""
+    if isinstance(value, bytes):
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise InvalidArgumentError(
+                f"{name} is not valid UTF-8: byte {e.start} ({value[e.start : e.start + 1]!r})"
+            ) from None
+    if not isinstance(value, str):
+        raise InvalidTypeError(f"{name} must be a str or bytes, got {type(value).__name__}")
+    return value
 
 
 def _check_state(name: str, state: object) -> None:

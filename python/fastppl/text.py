@@ -56,6 +56,7 @@ __all__ = [
     "is_url",
     "iter_text",
     "kenlm_sentences",
+    "kenlm_words",
     "punkt_available",
     "python_newlines",
     "read_text",
@@ -430,11 +431,22 @@ def kenlm_sentences(text: str) -> list[list[str]]:
         return []
     lines = text.split("\n")
     last = lines.pop()  # "" when the text ends with "\n"
-    out = [[t for t in _KENLM_SPLIT.split(line) if t] for line in lines]
-    tail = [t for t in _KENLM_SPLIT.split(last) if t]
+    out = [kenlm_words(line) for line in lines]
+    tail = kenlm_words(last)
     if tail:
         out.append(tail)
     return out
+
+
+def kenlm_words(line: str) -> list[str]:
+    """The words of ``line`` as KenLM reads them: separated by ASCII whitespace
+    (:data:`KENLM_SPACES`) only, not by Unicode spaces (``str.split()`` also splits at U+00A0,
+    U+3000, U+001C..U+001F...).
+
+    >>> kenlm_words(" o\u00a0dia\te  noite ")
+    ['o\xa0dia', 'e', 'noite']
+    """
+    return [t for t in _KENLM_SPLIT.split(line) if t]
 
 
 def tokenize_text(

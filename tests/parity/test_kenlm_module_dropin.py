@@ -52,6 +52,41 @@ def test_scores_match(models, machado_test_head_path: Path, bos: bool, eos: bool
         assert ours.perplexity(sentence) == pytest.approx(theirs.perplexity(sentence), rel=1e-4)
 
 
+@pytest.mark.parametrize(
+    "separator", ["\u00a0", "\u3000", "\x1c", "\x1f", "\x85", "\u2028", "\t", "\v", "\r\n"]
+)
+def test_words_are_split_at_ascii_whitespace_only(models, separator: str) -> None:
+    """kenlm splits a sentence's UTF-8 bytes at ASCII whitespace: Unicode spaces are inside a
+    word (str.split() would cut there); a bytes sentence, and a bytes word for `in` and
+    BaseScore, are UTF-8."""
+    ours, theirs = models
+    sentence = f"o{separator}dia de  hoje"
+    for s in (sentence, sentence.encode()):
+        got, expected = list(ours.full_scores(s)), list(theirs.full_scores(s))
+        assert [g[1:] for g in got] == [e[1:] for e in expected]
+        assert [g[0] for g in got] == pytest.approx([e[0] for e in expected], abs=1e-6)
+        assert ours.perplexity(s) == pytest.approx(theirs.perplexity(s), rel=1e-6)
+    assert (b"dia" in ours, b"\xff" in ours) == (True, False)
+    state, out = fastppl.kenlm.State(), fastppl.kenlm.State()
+    ours.BeginSentenceWrite(state)
+    assert ours.BaseScore(state, b"o", out) == ours.BaseScore(state, "o", out)
+
+
+def test_models_kenlm_has_no_equivalent_of_are_refused(tmp_path: Path) -> None:
+    """A fastppl model without sentence markers (bos_eos=False) or of stupid backoff (scores,
+    not probabilities) has no KenLM equivalent: refused when opened, not scored as if it had."""
+    from fastppl import Corpus, NGramModel
+    from fastppl.errors import InvalidArgumentError, NotNormalizedError
+
+    corpus = Corpus.from_sentences([["a", "b"], ["a", "c"]])
+    NGramModel.fit(corpus, 2, "laplace", bos_eos=False).save(tmp_path / "no_markers.fppl")
+    NGramModel.fit(corpus, 2, "stupid_backoff").save(tmp_path / "scores.fppl")
+    with pytest.raises(InvalidArgumentError, match="bos_eos=False"):
+        fastppl.kenlm.Model(tmp_path / "no_markers.fppl")
+    with pytest.raises(NotNormalizedError, match="stupid_backoff model gives scores"):
+        fastppl.kenlm.Model(tmp_path / "scores.fppl")
+
+
 def test_missing_file_is_an_oserror_as_in_kenlm(tmp_path: Path) -> None:
     with pytest.raises(OSError):
         kenlm.Model(str(tmp_path / "none.arpa"))

@@ -127,7 +127,7 @@ def test_bad_arguments_raise_clear_errors(lmplz_o4_arpa_path: Path) -> None:
     model = fastppl.kenlm.Model(lmplz_o4_arpa_path)
     state, out = fastppl.kenlm.State(), fastppl.kenlm.State()
     model.BeginSentenceWrite(state)
-    with pytest.raises(InvalidTypeError, match="word must be a str, got int"):
+    with pytest.raises(InvalidTypeError, match="word must be a str or bytes, got int"):
         model.BaseScore(state, 3, out)
     with pytest.raises(TypeError, match=r"in_state must be a fastppl\.kenlm\.State, got NoneType"):
         model.BaseScore(None, "o", out)
