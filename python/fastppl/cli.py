@@ -31,7 +31,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from fastppl._checks import log_base_divisor
-from fastppl.errors import FastpplError, InvalidArgumentError
+from fastppl.errors import FastpplError, InvalidArgumentError, NotNormalizedError
 from fastppl.model import ARPA_SMOOTHINGS, SMOOTHINGS, is_binary_name
 from fastppl.progress import ProgressBar, ProgressCallback
 from fastppl.text import is_url, url_filesystem
@@ -179,13 +179,27 @@ MODEL_HELP = (
 )
 
 
-def _model_and_text(args: argparse.Namespace):
-    """The model (`args.model`, binary or ARPA) and the corpus to score (`args.text`), with
-    status lines."""
+def _load_model(args: argparse.Namespace):
+    """The model to score with (`args.model`: ARPA, fastppl or KenLM binary), with a status
+    line; one of scores, not probabilities (stupid backoff), is refused: every command scoring
+    text gives log probabilities and perplexities."""
     from fastppl.model import NGramModel
 
     with _step("loading model", args.quiet) as progress:
         model = NGramModel.from_file(args.model, progress=progress or False)
+    if not model.normalized:
+        raise NotNormalizedError(
+            f"{args.model}: a {model.smoothing} model gives scores, not probabilities: fastppl "
+            f"{args.command} computes no log probability or perplexity from it (in Python, "
+            "NGramModel.evaluate(..., allow_unnormalized=True) gives its scores)"
+        )
+    return model
+
+
+def _model_and_text(args: argparse.Namespace):
+    """The model (`args.model`, see `_load_model`) and the corpus to score (`args.text`), with
+    status lines."""
+    model = _load_model(args)
     with _step("reading", args.quiet) as progress:
         corpus = _read_corpus(args.text, args, progress)
     return model, corpus
@@ -523,7 +537,6 @@ def _score_documents(args: argparse.Namespace) -> int:
     """``score --documents``: each JSON line of the input written back with its document
     perplexity (CCNet's, see `fastppl.documents.perplexity`) in ``--perplexity-field``."""
     from fastppl.documents import _sentencepiece, perplexity
-    from fastppl.model import NGramModel
 
     if args.tokens:
         raise InvalidArgumentError("--tokens and --documents do not go together")
@@ -539,8 +552,7 @@ def _score_documents(args: argparse.Namespace) -> int:
             "fastppl score --documents: reading JSON lines from standard input, which is a "
             "terminal; give a file or pipe them in"
         )
-    with _step("loading model", args.quiet) as progress:
-        model = NGramModel.from_file(args.model, progress=progress or False)
+    model = _load_model(args)
     sp = _sentencepiece(args.sp_model) if args.sp_model else None
     with _text_output(args.output) as out:
         for records in _json_batches(source or "/dev/stdin", args.text_field, args.encoding):

@@ -322,3 +322,27 @@ def test_train_estimators_without_arpa_form(tmp_path: Path, capsys, smoothing):
     assert NGramModel.load(binary).smoothing == (
         "additive" if smoothing == "laplace" else smoothing
     )
+
+
+@pytest.mark.parametrize(
+    "command", [["eval"], ["score"], ["score", "--tokens"], ["score", "--documents"]]
+)
+def test_scoring_commands_refuse_a_model_of_scores(tmp_path: Path, capsys, command):
+    """A stupid-backoff model gives scores, not probabilities: each scoring command refuses it
+    with a message for the command line (the Python API's "pass allow_unnormalized=True" names
+    no option of the command)."""
+    text = tmp_path / "t.txt"
+    text.write_text("a b c\nb a\n")
+    model = tmp_path / "m.fppl"
+    assert (
+        main(["train", "-o", "2", "--smoothing", "stupid_backoff", str(text), str(model), "-q"])
+        == 0
+    )
+    source = text
+    if "--documents" in command:
+        source = tmp_path / "docs.jsonl"
+        source.write_text('{"text": "a b"}\n')
+    assert main([command[0], str(model), str(source), *command[1:], "-q"]) == 1
+    err = capsys.readouterr().err
+    assert f"{model}: a stupid_backoff model gives scores, not probabilities" in err
+    assert f"fastppl {command[0]} computes no" in err
