@@ -63,7 +63,9 @@ def score(
     Returns:
         A :class:`fastppl.metrics.PerplexityResult`; ``log_prob`` is in
         nats and ``num_tokens`` is the total word count. A word of
-        probability 0 gives ``log_prob = -inf`` and infinite perplexity.
+        probability 0 gives ``log_prob = -inf`` and infinite perplexity; a
+        word counted 0 times (in a bag of words or a sparse matrix) adds
+        nothing, whatever its probability.
 
     Raises:
         InvalidArgumentError: Inconsistent shapes, negative or non-finite
@@ -83,6 +85,8 @@ def score(
     rows, words, counts = _doc_term_entries(docs, theta.shape[0], phi.shape[1])
     if counts.sum() <= 0:
         raise InvalidArgumentError("the documents contain no words")
+    occurs = counts > 0  # a zero count adds nothing (its 0 * log 0 would be NaN)
+    rows, words, counts = rows[occurs], words[occurs], counts[occurs]
     phi_by_word = np.ascontiguousarray(phi.T)
     chunk = max(1, _CHUNK_BYTES // (16 * theta.shape[1]))
     total = 0.0

@@ -64,6 +64,27 @@ def test_zero_probability_word_gives_infinite_perplexity():
     assert lda.perplexity(np.array([[1.0]]), np.array([[1.0, 0.0]]), [[0, 1]]) == math.inf
 
 
+#: Word 2 has probability 0 in document 0.
+ZERO_WORD_THETA = np.array([[1.0, 0.0], [0.5, 0.5]])
+ZERO_WORD_PHI = np.array([[0.5, 0.5, 0.0], [0.0, 0.0, 1.0]])
+
+
+def test_zero_count_adds_nothing_even_for_a_zero_probability_word():
+    theta, phi = ZERO_WORD_THETA, ZERO_WORD_PHI
+    want = lda.perplexity(theta, phi, [[(0, 1), (1, 1)], [(2, 1)]])
+    assert want == pytest.approx(2.0)
+    assert lda.perplexity(theta, phi, [[(0, 1), (1, 1), (2, 0)], [(2, 1)]]) == want
+    score = lda.score(theta, phi, [[(2, 0)], [(2, 1)]])
+    assert (score.log_prob, score.num_tokens) == (math.log(0.5), 1)
+    assert lda.perplexity(theta, phi, [[(0, 1), (2, 1)], [(2, 1)]]) == math.inf
+
+
+def test_explicit_zero_of_a_sparse_matrix_adds_nothing():
+    sparse = pytest.importorskip("scipy.sparse")
+    counts = sparse.coo_matrix(([1, 1, 0, 1], ([0, 0, 0, 1], [0, 1, 2, 2])), shape=(2, 3))
+    assert lda.perplexity(ZERO_WORD_THETA, ZERO_WORD_PHI, counts) == pytest.approx(2.0)
+
+
 def test_normalize_option():
     theta, phi = np.array([[2.0, 2.0]]), np.array([[1.0, 3.0], [3.0, 1.0]])
     with pytest.raises(InvalidArgumentError, match="normalize=True"):
