@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fastppl._checks import check_bool, check_int, check_iterable
+from fastppl._checks import check_bool, check_int, check_iterable, utf8_texts
 from fastppl.corpus import Corpus
 from fastppl.errors import InvalidArgumentError, InvalidTypeError
 from fastppl.model import NGramModel
@@ -245,8 +245,10 @@ def perplexity(
         InvalidTypeError: ``documents`` is one ``str``, or a document is not a ``str``;
             ``normalize`` is neither a bool nor a mapping, or one of its options ``accent``,
             ``case``, ``numbers`` is not a bool.
-        InvalidArgumentError: a line holds ``<s>`` or ``</s>`` (fastppl adds them itself), or
-            ``normalize`` holds an unknown option or a ``punct`` other than 0, 1, 2.
+        InvalidArgumentError: a line holds ``<s>`` or ``</s>`` (fastppl adds them itself), a
+            document holds a lone surrogate (not UTF-8; the message names the document,
+            ``documents[3]``, and the position), or ``normalize`` holds an unknown option or a
+            ``punct`` other than 0, 1, 2.
 
     Differences from CCNet: a word is what KenLM's ``score`` splits at ASCII whitespace, which
     CCNet's ``len(line.split())`` also splits at other Unicode spaces (``"\\xa0"``); CCNet gives
@@ -262,10 +264,11 @@ def perplexity(
     texts = _texts(documents)
     options = None if normalize is False else _Normalization(normalize)
     sp = None if sp_model is None else _sentencepiece(sp_model)
-    scores = [
-        _batch_perplexities(ngram_model, batch, options, sp, num_threads, whole_lines)
-        for batch in _batches(texts)
-    ]
+    with utf8_texts("documents", texts):
+        scores = [
+            _batch_perplexities(ngram_model, batch, options, sp, num_threads, whole_lines)
+            for batch in _batches(texts)
+        ]
     return np.concatenate(scores) if scores else np.zeros(0)
 
 
@@ -465,6 +468,11 @@ def _sentencepiece_lines(texts: list[str], sp: SentencePieceProcessor, threads: 
     for text in texts:
         lines += text.split("\n")
         bounds.append(len(lines))
-    pieces = sp.encode(lines, out_type=str, num_threads=threads)
+    try:
+        pieces = sp.encode(lines, out_type=str, num_threads=threads)
+    except TypeError:  # SentencePiece's for a line that is not UTF-8: raise Python's own
+        for line in lines:
+            line.encode()
+        raise
     joined = [" ".join(line) for line in pieces]
     return ["\n".join(joined[a:b]) + "\n" for a, b in itertools.pairwise(bounds)]
