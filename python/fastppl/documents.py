@@ -244,11 +244,12 @@ def perplexity(
     Raises:
         InvalidTypeError: ``documents`` is one ``str``, or a document is not a ``str``;
             ``normalize`` is neither a bool nor a mapping, or one of its options ``accent``,
-            ``case``, ``numbers`` is not a bool.
+            ``case``, ``numbers`` is not a bool; ``whole_lines`` is not a bool, or
+            ``num_threads`` neither an int nor None.
         InvalidArgumentError: a line holds ``<s>`` or ``</s>`` (fastppl adds them itself), a
             document holds a lone surrogate (not UTF-8; the message names the document,
-            ``documents[3]``, and the position), or ``normalize`` holds an unknown option or a
-            ``punct`` other than 0, 1, 2.
+            ``documents[3]``, and the position), ``normalize`` holds an unknown option or a
+            ``punct`` other than 0, 1, 2, or ``num_threads`` is below 1.
 
     Differences from CCNet: a word is what KenLM's ``score`` splits at ASCII whitespace, which
     CCNet's ``len(line.split())`` also splits at other Unicode spaces (``"\\xa0"``); CCNet gives
@@ -261,6 +262,9 @@ def perplexity(
     [2.207, 3.296]
     """
     ngram_model = _ngram_model(model)
+    whole_lines = check_bool("whole_lines", whole_lines)
+    if num_threads is not None and check_int("num_threads", num_threads) < 1:
+        raise InvalidArgumentError(f"num_threads must be at least 1 (or None), got {num_threads}")
     texts = _texts(documents)
     options = None if normalize is False else _Normalization(normalize)
     sp = None if sp_model is None else _sentencepiece(sp_model)

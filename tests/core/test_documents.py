@@ -224,6 +224,29 @@ def test_sentencepiece_documents_match_the_ccnet_loop(
         documents.perplexity(model, docs, sp_model=arpa)
 
 
+@pytest.mark.parametrize(
+    ("option", "error", "message"),
+    [
+        ({"whole_lines": "yes"}, InvalidTypeError, "whole_lines must be True or False, got 'yes'"),
+        ({"whole_lines": 1}, InvalidTypeError, "whole_lines must be True or False, got 1"),
+        ({"num_threads": "x"}, InvalidTypeError, "num_threads must be an int, got str"),
+        ({"num_threads": 2.0}, InvalidTypeError, "num_threads must be an int, got float"),
+        (
+            {"num_threads": 0},
+            InvalidArgumentError,
+            r"num_threads must be at least 1 \(or None\), got 0",
+        ),
+        ({"num_threads": -1}, InvalidArgumentError, r"at least 1 \(or None\), got -1"),
+    ],
+)
+@pytest.mark.parametrize("with_sp", [False, True])
+def test_bad_sentencepiece_options_are_refused(sp_model: Path, option, error, message, with_sp):
+    """They were accepted silently, with or without a SentencePiece model."""
+    sp = {"sp_model": sp_model} if with_sp else {}
+    with pytest.raises(error, match=message):
+        documents.perplexity(_tiny_model(), ["a b"], **sp, **option)
+
+
 @pytest.mark.parametrize("whole_lines", [False, True])
 def test_a_lone_surrogate_with_sentencepiece_names_the_document(
     sp_model: Path, machado_model, whole_lines

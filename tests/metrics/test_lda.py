@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from fastppl import lda
-from fastppl.errors import InvalidArgumentError
+from fastppl.errors import InvalidArgumentError, InvalidTypeError
 
 
 def random_model(rng, docs=6, topics=3, vocab=20):
@@ -116,6 +116,28 @@ def test_normalize_option():
 def test_bad_input(theta, phi, docs, match):
     with pytest.raises(InvalidArgumentError, match=match):
         lda.perplexity(theta, phi, docs)
+
+
+@pytest.mark.parametrize(
+    ("option", "error", "message"),
+    [
+        ({"normalize": "yes"}, InvalidTypeError, "normalize must be True or False, got 'yes'"),
+        ({"normalize": 1}, InvalidTypeError, "normalize must be True or False, got 1"),
+        ({"atol": "0.1"}, InvalidTypeError, "atol must be a number, got str"),
+        (
+            {"atol": float("nan")},
+            InvalidArgumentError,
+            "atol must be a finite number >= 0, got nan",
+        ),
+        ({"atol": math.inf}, InvalidArgumentError, "atol must be a finite number >= 0, got inf"),
+        ({"atol": -1}, InvalidArgumentError, "atol must be a finite number >= 0, got -1"),
+    ],
+)
+def test_bad_options(option, error, message):
+    """A NaN atol accepted rows summing to 0.9; a negative one refused rows summing to 1."""
+    for theta in ([[0.9, 0.0]], [[0.5, 0.5]]):
+        with pytest.raises(error, match=message):
+            lda.perplexity(theta, np.ones((2, 4)) / 4, [[0]], **option)
 
 
 def test_sparse_shape_is_checked():
