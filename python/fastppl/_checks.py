@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import numbers
 import operator
 import os
+import re
 import reprlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Literal, TypeVar
 
 from fastppl.errors import InvalidArgumentError, InvalidTypeError
@@ -126,3 +128,42 @@ def check_tokens(value: Sequence[str], what: str, *, allow_reserved: bool = True
                 "markers are added by fastppl (bos_eos=True), do not put them in the text"
             )
     return tokens
+
+
+#: A UTF-16 surrogate: a Python str may hold one alone (``"\\ud800"``), UTF-8 text, all the core
+#: reads, may not.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def not_utf8(name: str, text: str, hint: str = "") -> InvalidArgumentError:
+    """The error for ``text`` (the argument ``name``), which the core refused with
+    :class:`UnicodeEncodeError` for a lone surrogate: it names the position of the first one,
+    and ends with ``hint``. Called only after the core refused it, never to check a text.
+
+    >>> "('\\\\ud83d') at position 3" in str(not_utf8("text", "ok \\ud83d\\ude00"))
+    True
+    """
+    position = len(_SURROGATE.split(text, maxsplit=1)[0])
+    return InvalidArgumentError(
+        f"{name} holds a lone surrogate ({text[position : position + 1]!r}) at position "
+        f"{position}: fastppl's native code reads UTF-8 text only{hint}"
+    )
+
+
+@contextlib.contextmanager
+def utf8_texts(name: str, texts: Sequence[str]) -> Iterator[None]:
+    """Runs its body, which hands ``texts`` (the argument ``name``) to the core, turning the
+    :class:`UnicodeEncodeError` of a text holding a lone surrogate into :func:`not_utf8`'s error
+    for the first such text, ``name[i]`` (``texts`` are searched only then). Such an error
+    raised within, for texts made from ``texts``, is raised again naming them.
+    """
+    try:
+        yield
+    except (UnicodeEncodeError, InvalidArgumentError) as err:
+        cause = err if isinstance(err, UnicodeEncodeError) else err.__cause__
+        if not isinstance(cause, UnicodeEncodeError):
+            raise
+        for index, text in enumerate(texts):
+            if _SURROGATE.search(text):
+                raise not_utf8(f"{name}[{index}]", text) from cause
+        raise

@@ -27,7 +27,7 @@ import signal
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from fastppl._checks import log_base_divisor
@@ -103,6 +103,10 @@ def _add_text_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+#: The estimators ``demo`` offers: those that give probabilities (a stupid-backoff model has no
+#: perplexity, and its evaluation is refused).
+DEMO_SMOOTHINGS = tuple(name for name in SMOOTHINGS if name != "stupid_backoff")
+
 #: What each command reads from standard input, for the message when it is a terminal.
 STDIN_TEXT = {"train": "the corpus", "eval": "the text to score", "score": "the text to score"}
 
@@ -115,19 +119,24 @@ def _line_prefix(text: str) -> str:
     return text
 
 
-def _at_least_two(text: str) -> int:
-    """An int >= 2 for --test-every (argparse reports anything else as a usage error).
+def _int_at_least(minimum: int, meaning: str) -> Callable[[str], int]:
+    """A ``type=`` function reading an int >= ``minimum`` (argparse reports anything else as a
+    usage error); ``meaning`` says what the number is, in that error.
 
-    >>> _at_least_two("10")
+    >>> _int_at_least(2, "one sentence in N")("10")
     10
     """
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 2:
-        raise argparse.ArgumentTypeError(f"must be at least 2 (one sentence in N), got {value}")
-    return value
+
+    def read(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum} ({meaning}), got {value}")
+        return value
+
+    return read
 
 
 def _tokenizer(args: argparse.Namespace) -> str:
@@ -860,12 +869,15 @@ def build_parser() -> argparse.ArgumentParser:
         f"perplexities; {TOKENS_HELP}.",
     )
     demo.add_argument(
-        "--max-order", type=int, default=5, help="fit orders 1 to this one (default 5)"
+        "--max-order",
+        type=_int_at_least(1, "the highest order fitted"),
+        default=5,
+        help="fit orders 1 to this one (default 5)",
     )
     demo.add_argument(
         "--smoothing",
         default="modified_kneser_ney",
-        choices=SMOOTHINGS,
+        choices=DEMO_SMOOTHINGS,
         help="the estimator (default: modified_kneser_ney)",
     )
     demo.add_argument(
@@ -876,7 +888,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.add_argument(
         "--test-every",
-        type=_at_least_two,
+        type=_int_at_least(2, "one sentence in N"),
         default=10,
         help="every Nth sentence is held out (N >= 2)",
     )

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, AnyStr, NoReturn, SupportsIndex, overload
 
 from fastppl import _core
-from fastppl._checks import U64_MAX, check_bool, check_int, check_iterable
+from fastppl._checks import U64_MAX, check_bool, check_int, check_iterable, not_utf8
 from fastppl.errors import (
     CorpusDecodeError,
     CorpusFileNotFoundError,
@@ -228,7 +228,9 @@ class Corpus:
                 callable ``(stage, done, total)``; see :mod:`fastppl.progress`.
 
         Raises:
-            InvalidArgumentError: an unknown ``tokenizer``, ``sentences`` or ``engine``.
+            InvalidArgumentError: an unknown ``tokenizer``, ``sentences`` or ``engine``, or a
+                ``text`` holding a lone surrogate (not UTF-8, which the core reads; the message
+                names its position).
             InvalidTypeError: ``lowercase`` is not a bool.
 
         >>> Corpus.from_text("a b . c d !", tokenizer="whitespace").num_sentences
@@ -237,7 +239,7 @@ class Corpus:
         options = _TextOptions.checked(
             tokenizer, sentences, lowercase, skip_line_prefixes, language, engine
         )
-        return cls._from_pieces([[text]], options, progress)
+        return cls._from_pieces([[text]], options, progress, "text")
 
     @classmethod
     def from_texts(
@@ -257,6 +259,8 @@ class Corpus:
         Raises:
             InvalidTypeError: ``texts`` is a single str (use :meth:`from_text`), or
                 ``lowercase`` is not a bool.
+            InvalidArgumentError: as :meth:`from_text`; the message names the index of a text
+                holding a lone surrogate (``texts[3]``).
 
         >>> Corpus.from_texts(["a b. c", "d"], tokenizer="whitespace").num_documents
         2
@@ -265,7 +269,7 @@ class Corpus:
         options = _TextOptions.checked(
             tokenizer, sentences, lowercase, skip_line_prefixes, language, engine
         )
-        return cls._from_pieces(([text] for text in texts), options, progress)
+        return cls._from_pieces(([text] for text in texts), options, progress, "texts[{}]")
 
     @classmethod
     def from_file(
@@ -364,7 +368,9 @@ class Corpus:
                     done += size
 
             # (the files are read already cleaned: no second pass of the line filters)
-            return cls._from_pieces(documents(), options.read_clean(), report)
+            return cls._from_pieces(
+                documents(), options.read_clean(), report, "the text read from paths[{}]"
+            )
 
     @classmethod
     def _from_utf8_line_files(
@@ -429,14 +435,20 @@ class Corpus:
         documents: Iterable[Iterable[str]],
         options: _TextOptions,
         progress: Progress | ProgressCallback | None,
+        name: str,
     ) -> Corpus:
-        """One document per item of ``documents``, each given as pieces of text."""
+        """One document per item of ``documents``, each given as pieces of text; ``name``
+        formatted with a document's index names its text in the error for one holding a lone
+        surrogate (see :func:`fastppl._checks.not_utf8`)."""
         corpus = cls(_core.Corpus())
         with reporter(progress) as report:
-            for pieces in documents:
-                for text in pieces:
-                    corpus._add_text(text, options, report)
-                corpus._inner.end_document()
+            try:
+                for index, pieces in enumerate(documents):  # noqa: B007 (read by the except)
+                    for text in pieces:
+                        corpus._add_text(text, options, report)
+                    corpus._inner.end_document()
+            except UnicodeEncodeError as err:
+                raise not_utf8(name.format(index), text) from err
         return corpus
 
     def _add_text(self, text: str, options: _TextOptions, report: ProgressCallback | None) -> None:

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fastppl._checks import check_bool, check_int, check_iterable
+from fastppl._checks import check_bool, check_int, check_iterable, utf8_texts
 from fastppl.corpus import Corpus
 from fastppl.errors import InvalidArgumentError, InvalidTypeError
 from fastppl.model import NGramModel
@@ -244,9 +244,12 @@ def perplexity(
     Raises:
         InvalidTypeError: ``documents`` is one ``str``, or a document is not a ``str``;
             ``normalize`` is neither a bool nor a mapping, or one of its options ``accent``,
-            ``case``, ``numbers`` is not a bool.
-        InvalidArgumentError: a line holds ``<s>`` or ``</s>`` (fastppl adds them itself), or
-            ``normalize`` holds an unknown option or a ``punct`` other than 0, 1, 2.
+            ``case``, ``numbers`` is not a bool; ``whole_lines`` is not a bool, or
+            ``num_threads`` neither an int nor None.
+        InvalidArgumentError: a line holds ``<s>`` or ``</s>`` (fastppl adds them itself), a
+            document holds a lone surrogate (not UTF-8; the message names the document,
+            ``documents[3]``, and the position), ``normalize`` holds an unknown option or a
+            ``punct`` other than 0, 1, 2, or ``num_threads`` is below 1.
 
     Differences from CCNet: a word is what KenLM's ``score`` splits at ASCII whitespace, which
     CCNet's ``len(line.split())`` also splits at other Unicode spaces (``"\\xa0"``); CCNet gives
@@ -259,13 +262,17 @@ def perplexity(
     [2.207, 3.296]
     """
     ngram_model = _ngram_model(model)
+    whole_lines = check_bool("whole_lines", whole_lines)
+    if num_threads is not None and check_int("num_threads", num_threads) < 1:
+        raise InvalidArgumentError(f"num_threads must be at least 1 (or None), got {num_threads}")
     texts = _texts(documents)
     options = None if normalize is False else _Normalization(normalize)
     sp = None if sp_model is None else _sentencepiece(sp_model)
-    scores = [
-        _batch_perplexities(ngram_model, batch, options, sp, num_threads, whole_lines)
-        for batch in _batches(texts)
-    ]
+    with utf8_texts("documents", texts):
+        scores = [
+            _batch_perplexities(ngram_model, batch, options, sp, num_threads, whole_lines)
+            for batch in _batches(texts)
+        ]
     return np.concatenate(scores) if scores else np.zeros(0)
 
 
@@ -465,6 +472,11 @@ def _sentencepiece_lines(texts: list[str], sp: SentencePieceProcessor, threads: 
     for text in texts:
         lines += text.split("\n")
         bounds.append(len(lines))
-    pieces = sp.encode(lines, out_type=str, num_threads=threads)
+    try:
+        pieces = sp.encode(lines, out_type=str, num_threads=threads)
+    except TypeError:  # SentencePiece's for a line that is not UTF-8: raise Python's own
+        for line in lines:
+            line.encode()
+        raise
     joined = [" ".join(line) for line in pieces]
     return ["\n".join(joined[a:b]) + "\n" for a, b in itertools.pairwise(bounds)]

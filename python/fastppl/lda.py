@@ -31,11 +31,13 @@ quantities):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from fastppl._checks import check_bool, check_number
 from fastppl.errors import InvalidArgumentError
 from fastppl.metrics import PerplexityResult
 
@@ -63,12 +65,16 @@ def score(
     Returns:
         A :class:`fastppl.metrics.PerplexityResult`; ``log_prob`` is in
         nats and ``num_tokens`` is the total word count. A word of
-        probability 0 gives ``log_prob = -inf`` and infinite perplexity.
+        probability 0 gives ``log_prob = -inf`` and infinite perplexity; a
+        word counted 0 times (in a bag of words or a sparse matrix) adds
+        nothing, whatever its probability.
 
     Raises:
         InvalidArgumentError: Inconsistent shapes, negative or non-finite
-            values, rows not summing to 1, token ids outside ``[0, V)``, or
-            no words at all.
+            values, rows not summing to 1, token ids outside ``[0, V)``, no
+            words at all, or an ``atol`` that is not a finite number >= 0.
+        InvalidTypeError: ``normalize`` is not a bool, or ``atol`` not a
+            number.
 
     >>> theta = np.array([[1.0, 0.0], [0.5, 0.5]])
     >>> phi = np.array([[0.5, 0.5, 0.0], [0.0, 0.0, 1.0]])
@@ -76,6 +82,10 @@ def score(
     >>> r.num_tokens, round(r.perplexity, 6)  # (0.5 * 0.5 * 0.5) ** (-1 / 3)
     (3, 2.0)
     """
+    normalize = check_bool("normalize", normalize)
+    atol = check_number("atol", atol)
+    if not (math.isfinite(atol) and atol >= 0):
+        raise InvalidArgumentError(f"atol must be a finite number >= 0, got {atol!r}")
     theta = _distributions(theta, "theta", normalize, atol)
     phi = _distributions(phi, "phi", normalize, atol)
     if theta.shape[1] != phi.shape[0]:
@@ -83,6 +93,8 @@ def score(
     rows, words, counts = _doc_term_entries(docs, theta.shape[0], phi.shape[1])
     if counts.sum() <= 0:
         raise InvalidArgumentError("the documents contain no words")
+    occurs = counts > 0  # a zero count adds nothing (its 0 * log 0 would be NaN)
+    rows, words, counts = rows[occurs], words[occurs], counts[occurs]
     phi_by_word = np.ascontiguousarray(phi.T)
     chunk = max(1, _CHUNK_BYTES // (16 * theta.shape[1]))
     total = 0.0
@@ -109,6 +121,10 @@ def perplexity(
 
     Returns:
         The perplexity per word.
+
+    Raises:
+        InvalidArgumentError: As :func:`score`.
+        InvalidTypeError: As :func:`score`.
 
     >>> perplexity(np.array([[1.0]]), np.array([[0.25, 0.75]]), [[0, 0]])
     4.0

@@ -18,6 +18,7 @@ from fastppl._checks import (
     check_number,
     check_tokens,
     log_base_divisor,
+    utf8_texts,
 )
 from fastppl.corpus import Corpus, _TextOptions
 from fastppl.errors import (
@@ -649,6 +650,13 @@ class NGramModel:
         actors of `fastppl.ray` get). Options as in `Corpus.from_texts` (its native tokenizers)
         and :meth:`evaluate`.
 
+        Raises:
+            InvalidTypeError: ``texts`` is a single str or holds something else than str.
+            InvalidArgumentError: a bad option, or a text holding a lone surrogate (not UTF-8,
+                which the core reads; the message names the text, ``texts[3]``, and the
+                position).
+            NotNormalizedError: a stupid-backoff model, unless ``allow_unnormalized``.
+
         >>> m = NGramModel.fit(Corpus.from_sentences([["a", "b"], ["b", "a"]]), order=2,
         ...                    smoothing="witten_bell")
         >>> r = m.evaluate_texts(["a b", "", "b b a"], tokenizer="whitespace")
@@ -665,17 +673,19 @@ class NGramModel:
         prefixes = list(_check_prefixes(options.skip_line_prefixes))
         punkt = punkt_model(options.language) if options.native_nltk() else None
         self._check_normalized(allow_unnormalized)
+        lines = texts
         if options.tokenizer != "kenlm":  # lines as Corpus.from_texts reads them
-            texts = [python_newlines(text) for text in texts]
-        scores = self._inner.evaluate_texts(
-            texts,
-            options.tokenizer,
-            options.sentences,
-            punkt,
-            prefixes,
-            options.lowercase,
-            oov,
-        )
+            lines = [python_newlines(text) for text in texts]
+        with utf8_texts("texts", texts):
+            scores = self._inner.evaluate_texts(
+                lines,
+                options.tokenizer,
+                options.sentences,
+                punkt,
+                prefixes,
+                options.lowercase,
+                oov,
+            )
         return self._result(scores, oov)
 
     def _check_normalized(self, allow_unnormalized: bool) -> None:

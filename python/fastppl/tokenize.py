@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, get_args
 
 from fastppl import _core
-from fastppl.errors import InvalidArgumentError, PunktDataNotFoundError
+from fastppl._checks import not_utf8
+from fastppl.errors import InvalidArgumentError, InvalidTypeError, PunktDataNotFoundError
 
 if TYPE_CHECKING:
     from nltk.tokenize.punkt import PunktSentenceTokenizer
@@ -49,6 +50,9 @@ NLTK_REFERENCE = "3.10.4"
 
 #: The Punkt parameters shipped with fastppl (``english``, ``portuguese``).
 BUNDLED_PUNKT = Path(__file__).parent / "data" / "punkt_tab"
+
+#: What the native engine's error for text it cannot read adds.
+_PYTHON_ACCEPTS = "; engine='python' (NLTK's own code) accepts it"
 
 _PUNKT_FILES = ("abbrev_types.txt", "collocations.tab", "sent_starters.txt", "ortho_context.tab")
 
@@ -175,13 +179,24 @@ def sent_tokenize(text: str, language: str = "english", engine: Engine = "native
     Returns:
         The sentences, as substrings of ``text``.
 
+    Raises:
+        InvalidTypeError: ``text`` is not a str.
+        InvalidArgumentError: An unknown ``engine`` or a bad ``language``, or the native engine
+            is given a ``text`` holding a lone surrogate (not UTF-8; the message names its
+            position).
+        PunktDataNotFoundError: No Punkt parameters for ``language``.
+
     >>> sent_tokenize("Mr. Brown left. (He was late.) Why?")
     ['Mr. Brown left.', '(He was late.)', 'Why?']
     """
     _check_text(text)
     if _check_engine(engine) == "python":
         return _python_model(str(punkt_dir(language))).tokenize(text)
-    return punkt_model(language).sent_tokenize(text)
+    model = punkt_model(language)
+    try:  # (a bare try: a context manager would slow a sentence-at-a-time caller by a fifth)
+        return model.sent_tokenize(text)
+    except UnicodeEncodeError as err:
+        raise not_utf8("text", text, _PYTHON_ACCEPTS) from err
 
 
 def word_tokenize(
@@ -202,6 +217,13 @@ def word_tokenize(
     Returns:
         The tokens.
 
+    Raises:
+        InvalidTypeError: ``text`` is not a str.
+        InvalidArgumentError: An unknown ``engine`` or a bad ``language``, or the native engine
+            is given a ``text`` holding a lone surrogate (not UTF-8; the message names its
+            position).
+        PunktDataNotFoundError: No Punkt parameters for ``language``.
+
     >>> word_tokenize("They'll pay $3.50, won't they?")
     ['They', "'ll", 'pay', '$', '3.50', ',', 'wo', "n't", 'they', '?']
     >>> word_tokenize("It ends. Here.", preserve_line=True)
@@ -215,9 +237,12 @@ def word_tokenize(
         sentences = [text] if preserve_line else sent_tokenize(text, language, "python")
         return [token for sentence in sentences for token in words.tokenize(sentence)]
     model = None if preserve_line else punkt_model(language)
-    return _core.nltk_word_tokenize(text, model)
+    try:
+        return _core.nltk_word_tokenize(text, model)
+    except UnicodeEncodeError as err:
+        raise not_utf8("text", text, _PYTHON_ACCEPTS) from err
 
 
 def _check_text(text: object) -> None:
     if not isinstance(text, str):
-        raise InvalidArgumentError(f"text must be a str, got {type(text).__name__}")
+        raise InvalidTypeError(f"text must be a str, got {type(text).__name__}")

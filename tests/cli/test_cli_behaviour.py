@@ -262,6 +262,30 @@ def test_demo_test_every_must_be_at_least_two(value, capsys):
     assert "--test-every" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("0", "must be at least 1 (the highest order fitted), got 0"),
+        ("-1", "must be at least 1 (the highest order fitted), got -1"),
+        ("two", "not an integer: 'two'"),
+    ],
+)
+def test_demo_max_order_must_be_at_least_one(value, message, capsys):
+    """--max-order 0 printed an empty table and exited 0."""
+    with pytest.raises(SystemExit) as exit_info:
+        main(["demo", "--max-order", value])
+    assert exit_info.value.code == 2
+    assert f"argument --max-order: {message}" in capsys.readouterr().err
+
+
+def test_demo_does_not_offer_stupid_backoff(capsys):
+    """Its scores are no probabilities: the demo's evaluation always failed."""
+    with pytest.raises(SystemExit) as exit_info:
+        main(["demo", "--smoothing", "stupid_backoff"])
+    assert exit_info.value.code == 2
+    assert "argument --smoothing: invalid choice: 'stupid_backoff'" in capsys.readouterr().err
+
+
 def test_wrong_encoding_is_one_line(tiny_model, text: Path, capsys):
     assert main(["eval", "-q", "--encoding", "utf-16", str(tiny_model), str(text)]) == 1
     err = capsys.readouterr().err

@@ -245,9 +245,13 @@ def test_estimator_names_have_one_source():
     assert list(_core.SMOOTHINGS) == list(names) == list(model._PARAMS)
     assert set(model.ARPA_SMOOTHINGS) <= set(names)
     sub = next(a for a in build_parser()._actions if a.dest == "command").choices
-    for command in ("train", "demo"):
-        action = next(a for a in sub[command]._actions if a.dest == "smoothing")
-        assert tuple(action.choices) == names
+    choices = {
+        command: next(a for a in sub[command]._actions if a.dest == "smoothing").choices
+        for command in ("train", "demo")
+    }
+    assert tuple(choices["train"]) == names
+    # demo evaluates: stupid backoff, which gives no perplexity, is not offered
+    assert tuple(choices["demo"]) == tuple(n for n in names if n != "stupid_backoff")
 
 
 def test_rust_parser_accepts_exactly_the_python_names(tmp_path: Path):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 import warnings
 from pathlib import Path
 
@@ -350,6 +351,30 @@ def test_a_single_str_is_not_taken_for_an_iterable(make, match):
     """Iterating a str would give its characters: 3 documents for "abc", a file named "c"."""
     with pytest.raises(InvalidTypeError, match=match):
         make()
+
+
+@pytest.mark.parametrize(
+    ("tokenizer", "engine"),
+    [("nltk", "native"), ("nltk", "python"), ("whitespace", "native"), ("kenlm", "native")],
+)
+def test_lone_surrogate_names_the_text_and_its_position(mle, tokenizer, engine):
+    """A Python str may hold a lone surrogate, UTF-8 (all the core reads) may not: the error
+    names the argument (and the index of the text) and the position of the first one."""
+    text = "a b\r\n\ud83d\ude00 c"  # (the position is in the text given, "\r\n" two characters)
+
+    def refused(name):
+        return re.escape(
+            f"{name} holds a lone surrogate ('\\ud83d') at position 5: fastppl's native code "
+            "reads UTF-8 text only"
+        )
+
+    with pytest.raises(InvalidArgumentError, match=refused("text")):
+        Corpus.from_text(text, tokenizer=tokenizer, engine=engine)
+    with pytest.raises(InvalidArgumentError, match=refused(r"texts[2]")):
+        Corpus.from_texts(iter(["a", "b", text]), tokenizer=tokenizer, engine=engine)
+    if engine == "native":
+        with pytest.raises(InvalidArgumentError, match=refused(r"texts[1]")):
+            mle.evaluate_texts(["a", text], tokenizer=tokenizer)
 
 
 def test_corpus_indexes_as_a_list_of_its_sentences_does():

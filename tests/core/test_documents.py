@@ -4,6 +4,7 @@ reference (`fastppl.reference.ccnet_*`) and CCNet's own documented examples."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -143,6 +144,18 @@ def test_documents_from_arrays_and_datasets_batches(machado_model, machado_parag
         add({"text": docs})
 
 
+@pytest.mark.parametrize("normalize", [True, False])
+def test_a_lone_surrogate_names_the_document_and_its_position(normalize) -> None:
+    """A Python str may hold a lone surrogate, UTF-8 (all the core reads) may not."""
+    docs = ["o dia", "o sol", "  \r\nO \ud800 dia", "o \udfff"]
+    message = re.escape(
+        "documents[2] holds a lone surrogate ('\\ud800') at position 6: fastppl's native code "
+        "reads UTF-8 text only"
+    )
+    with pytest.raises(InvalidArgumentError, match=message):
+        documents.perplexity(_tiny_model(), docs, normalize=normalize)
+
+
 def test_bad_documents_raise_clear_errors(machado_model) -> None:
     with pytest.raises(InvalidTypeError, match="document 1 must be a str, got NoneType"):
         documents.perplexity(machado_model, ["a", None])
@@ -209,6 +222,40 @@ def test_sentencepiece_documents_match_the_ccnet_loop(
         documents.perplexity(model, docs, sp_model=tmp_path / "none.model")
     with pytest.raises(InvalidArgumentError, match="not a SentencePiece model"):
         documents.perplexity(model, docs, sp_model=arpa)
+
+
+@pytest.mark.parametrize(
+    ("option", "error", "message"),
+    [
+        ({"whole_lines": "yes"}, InvalidTypeError, "whole_lines must be True or False, got 'yes'"),
+        ({"whole_lines": 1}, InvalidTypeError, "whole_lines must be True or False, got 1"),
+        ({"num_threads": "x"}, InvalidTypeError, "num_threads must be an int, got str"),
+        ({"num_threads": 2.0}, InvalidTypeError, "num_threads must be an int, got float"),
+        (
+            {"num_threads": 0},
+            InvalidArgumentError,
+            r"num_threads must be at least 1 \(or None\), got 0",
+        ),
+        ({"num_threads": -1}, InvalidArgumentError, r"at least 1 \(or None\), got -1"),
+    ],
+)
+@pytest.mark.parametrize("with_sp", [False, True])
+def test_bad_sentencepiece_options_are_refused(sp_model: Path, option, error, message, with_sp):
+    """They were accepted silently, with or without a SentencePiece model."""
+    sp = {"sp_model": sp_model} if with_sp else {}
+    with pytest.raises(error, match=message):
+        documents.perplexity(_tiny_model(), ["a b"], **sp, **option)
+
+
+@pytest.mark.parametrize("whole_lines", [False, True])
+def test_a_lone_surrogate_with_sentencepiece_names_the_document(
+    sp_model: Path, machado_model, whole_lines
+) -> None:
+    """Lines cut whole reach SentencePiece first, which refuses a lone surrogate (TypeError)."""
+    with pytest.raises(InvalidArgumentError, match=r"documents\[1\] holds a lone surrogate"):
+        documents.perplexity(
+            machado_model, ["o dia", "o \ud800"], sp_model=sp_model, whole_lines=whole_lines
+        )
 
 
 def test_long_lines_are_cut_whole(sp_model: Path, machado_model, machado_paragraphs, monkeypatch):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from fastppl import lda
-from fastppl.errors import InvalidArgumentError
+from fastppl.errors import InvalidArgumentError, InvalidTypeError
 
 
 def random_model(rng, docs=6, topics=3, vocab=20):
@@ -64,6 +64,27 @@ def test_zero_probability_word_gives_infinite_perplexity():
     assert lda.perplexity(np.array([[1.0]]), np.array([[1.0, 0.0]]), [[0, 1]]) == math.inf
 
 
+#: Word 2 has probability 0 in document 0.
+ZERO_WORD_THETA = np.array([[1.0, 0.0], [0.5, 0.5]])
+ZERO_WORD_PHI = np.array([[0.5, 0.5, 0.0], [0.0, 0.0, 1.0]])
+
+
+def test_zero_count_adds_nothing_even_for_a_zero_probability_word():
+    theta, phi = ZERO_WORD_THETA, ZERO_WORD_PHI
+    want = lda.perplexity(theta, phi, [[(0, 1), (1, 1)], [(2, 1)]])
+    assert want == pytest.approx(2.0)
+    assert lda.perplexity(theta, phi, [[(0, 1), (1, 1), (2, 0)], [(2, 1)]]) == want
+    score = lda.score(theta, phi, [[(2, 0)], [(2, 1)]])
+    assert (score.log_prob, score.num_tokens) == (math.log(0.5), 1)
+    assert lda.perplexity(theta, phi, [[(0, 1), (2, 1)], [(2, 1)]]) == math.inf
+
+
+def test_explicit_zero_of_a_sparse_matrix_adds_nothing():
+    sparse = pytest.importorskip("scipy.sparse")
+    counts = sparse.coo_matrix(([1, 1, 0, 1], ([0, 0, 0, 1], [0, 1, 2, 2])), shape=(2, 3))
+    assert lda.perplexity(ZERO_WORD_THETA, ZERO_WORD_PHI, counts) == pytest.approx(2.0)
+
+
 def test_normalize_option():
     theta, phi = np.array([[2.0, 2.0]]), np.array([[1.0, 3.0], [3.0, 1.0]])
     with pytest.raises(InvalidArgumentError, match="normalize=True"):
@@ -95,6 +116,28 @@ def test_normalize_option():
 def test_bad_input(theta, phi, docs, match):
     with pytest.raises(InvalidArgumentError, match=match):
         lda.perplexity(theta, phi, docs)
+
+
+@pytest.mark.parametrize(
+    ("option", "error", "message"),
+    [
+        ({"normalize": "yes"}, InvalidTypeError, "normalize must be True or False, got 'yes'"),
+        ({"normalize": 1}, InvalidTypeError, "normalize must be True or False, got 1"),
+        ({"atol": "0.1"}, InvalidTypeError, "atol must be a number, got str"),
+        (
+            {"atol": float("nan")},
+            InvalidArgumentError,
+            "atol must be a finite number >= 0, got nan",
+        ),
+        ({"atol": math.inf}, InvalidArgumentError, "atol must be a finite number >= 0, got inf"),
+        ({"atol": -1}, InvalidArgumentError, "atol must be a finite number >= 0, got -1"),
+    ],
+)
+def test_bad_options(option, error, message):
+    """A NaN atol accepted rows summing to 0.9; a negative one refused rows summing to 1."""
+    for theta in ([[0.9, 0.0]], [[0.5, 0.5]]):
+        with pytest.raises(error, match=message):
+            lda.perplexity(theta, np.ones((2, 4)) / 4, [[0]], **option)
 
 
 def test_sparse_shape_is_checked():

@@ -20,6 +20,7 @@ from fastppl.errors import (
     CorpusDecodeError,
     FastpplError,
     InvalidArgumentError,
+    InvalidTypeError,
     PunktDataError,
 )
 from fastppl.text import read_text, tokenize_text
@@ -502,6 +503,30 @@ def test_nul_bytes():
     text = "A\x00B. C\x00.\x00 D \x00"
     assert_same(text, "english")
     assert fastppl.Corpus.from_text(text).num_tokens == len(word_tokenize(text))
+
+
+@pytest.mark.parametrize("text", [None, b"a b", 1, ["a"]])
+@pytest.mark.parametrize("tokenize", [word_tokenize, sent_tokenize])
+def test_text_of_another_type_is_a_type_error(tokenize, text):
+    with pytest.raises(InvalidTypeError, match=f"text must be a str, got {type(text).__name__}"):
+        tokenize(text)
+
+
+@pytest.mark.parametrize("preserve_line", [False, True])
+def test_lone_surrogates_name_their_position_and_the_python_engine(preserve_line):
+    """A Python str may hold lone surrogates (an emoji as UTF-16 halves); UTF-8 may not: the
+    native engine names the first one, NLTK's code (engine="python") takes them."""
+    text = "Ok. \ud83d\ude00 emoji"
+    message = re.escape(
+        "text holds a lone surrogate ('\\ud83d') at position 4: fastppl's native code reads "
+        "UTF-8 text only; engine='python' (NLTK's own code) accepts it"
+    )
+    with pytest.raises(InvalidArgumentError, match=message):
+        word_tokenize(text, preserve_line=preserve_line)
+    with pytest.raises(InvalidArgumentError, match=message):
+        sent_tokenize(text)
+    assert word_tokenize(text, engine="python")[-2:] == ["\ud83d\ude00", "emoji"]
+    assert sent_tokenize(text, engine="python") == [text]
 
 
 def test_long_line_without_newline_is_linear():
