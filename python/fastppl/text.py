@@ -472,7 +472,8 @@ def tokenize_text(
       form a final sentence;
     * ``"punkt"``: NLTK's ``sent_tokenize(text, language=language)``, then each sentence tokenized
       on its own (``word_tokenize(s, preserve_line=True)`` or ``s.split()``);
-    * ``"lines"``: each line (split on ``"\n"``) tokenized on its own is a sentence;
+    * ``"lines"``: each line tokenized on its own is a sentence (lines end at ``"\n"``,
+      ``"\r\n"`` and ``"\r"``, as a file read by Python; see :func:`python_newlines`);
     * ``"none"``: the whole text is one token sequence.
 
     ``sentences=None`` means ``"lines"`` for ``"kenlm"``, ``"terminators"`` otherwise. Empty
@@ -513,6 +514,7 @@ def tokenize_text(
         raise InvalidArgumentError(f"text must be a str, got {type(text).__name__}")
     if tokenizer == "kenlm":
         return kenlm_sentences(text)
+    text = python_newlines(text)
     if not isinstance(language, str) or not language:
         raise InvalidArgumentError(f"language={language!r} must be a non-empty string")
     if tokenizer == "whitespace" and mode != "punkt":
