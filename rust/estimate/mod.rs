@@ -41,7 +41,7 @@ use crate::error::{Error, Result};
 use crate::model::{Fallback, Model, OrderTable};
 use crate::ngram::counts::{NgramCounts, OrderCounts};
 use crate::ngram::keys::{key_prefix, key_word};
-use crate::ngram::probing::{Entry, ProbingTable};
+use crate::ngram::probing::{Entry, Filled, ProbingTable};
 use crate::util::huge_pages;
 use crate::util::job::Job;
 use crate::util::per_thread;
@@ -683,22 +683,23 @@ impl<'a> Passes<'a> {
             .collect()
     }
 
-    /// The probing table of order `m` >= 2 (pruned n-grams left out) from the probabilities of
-    /// its entries and, below the highest order, their ln weights as contexts.
+    /// The probing table of order `m` >= 2 from the probabilities of its entries and, below the
+    /// highest order, their ln weights as contexts. A pruned n-gram's slot is
+    /// [`Filled::Removed`], not free: the n-grams stored past it in its probe sequence stay
+    /// reachable.
     fn table(&self, m: usize, prob: &[f64], weight: Option<&[f64]>) -> ProbingTable {
         let level = self.level(m);
-        ProbingTable::from_slots(level.capacity(), |slot| {
-            let key = level
-                .key(slot)
-                .filter(|_| !self.pruned(m, slot) && !self.job.is_cancelled())?;
-            let weight = weight.map_or(0.0, |w| w[slot]);
-            Some((
+        ProbingTable::from_slots(level.capacity(), |slot| match level.key(slot) {
+            None => Filled::Free,
+            Some(_) if self.job.is_cancelled() => Filled::Free,
+            Some(_) if self.pruned(m, slot) => Filled::Removed,
+            Some(key) => Filled::Entry(
                 key,
                 Entry {
                     logp: prob[slot].ln(),
-                    weight,
+                    weight: weight.map_or(0.0, |w| w[slot]),
                 },
-            ))
+            ),
         })
     }
 }

@@ -16,6 +16,19 @@ pub const NONE: u32 = u32::MAX;
 /// Marks an empty slot (no valid key has `u32::MAX` as its prefix).
 pub const EMPTY: u64 = u64::MAX;
 
+/// Marks a slot whose n-gram was left out of a table built slot for slot from a counting table
+/// (a pruned n-gram, see [`crate::ngram::probing::ProbingTable::from_slots`]): it holds no
+/// n-gram, but lookups probe past it as past a taken slot, so that the keys stored after it in
+/// its probe sequence stay reachable (an empty slot there would end their lookups). Its prefix
+/// is `u32::MAX`, as [`EMPTY`]'s: no valid key matches it.
+pub const REMOVED: u64 = u64::MAX - 1;
+
+/// Whether the slot holding `key` holds no n-gram ([`EMPTY`] or [`REMOVED`]).
+#[inline]
+pub fn is_free(key: u64) -> bool {
+    key_prefix(key) == NONE
+}
+
 /// Packs a prefix entry number and a word id into a key.
 #[inline]
 pub fn pack(prefix: u32, word: u32) -> u64 {

@@ -5,7 +5,7 @@
 
 use std::ops::{Deref, DerefMut};
 
-use crate::ngram::keys::{home_slot, EMPTY};
+use crate::ngram::keys::{home_slot, is_free, EMPTY, REMOVED};
 use crate::util::huge_pages;
 use crate::util::mapped::MappedSlice;
 use crate::util::prefetch::prefetch_two_lines;
@@ -44,6 +44,17 @@ fn empty_slots(capacity: usize) -> Vec<Slot> {
     let mut slots = huge_pages::vec_with_capacity(capacity);
     slots.resize(capacity, EMPTY_SLOT);
     slots
+}
+
+/// What [`ProbingTable::from_slots`] puts in a slot of the counting table it is built from.
+pub enum Filled {
+    /// Nothing: the slot was free.
+    Free,
+    /// No n-gram, but the slot stays taken ([`REMOVED`]): it held an n-gram that is left out (a
+    /// pruned one), and the keys stored past it in its probe sequence must stay reachable.
+    Removed,
+    /// The slot's n-gram, by its key, and its values.
+    Entry(u64, Entry),
 }
 
 /// A fixed-capacity probing hash table from packed n-gram keys to [`Entry`].
@@ -124,20 +135,21 @@ impl ProbingTable {
         home_slot(key, self.slots.len())
     }
 
-    /// A table of `capacity` slots filled by `slot -> Some((key, entry))` in place: the slots of
-    /// a counting table with the same capacity keep their positions (same home function), so
-    /// entry numbers carry over and nothing is rehashed.
-    pub fn from_slots(
-        capacity: usize,
-        fill: impl Fn(usize) -> Option<(u64, Entry)> + Sync,
-    ) -> Self {
+    /// A table of `capacity` slots filled by `slot -> Filled` in place: the slots of a counting
+    /// table with the same capacity keep their positions (same home function), so entry numbers
+    /// carry over and nothing is rehashed.
+    pub fn from_slots(capacity: usize, fill: impl Fn(usize) -> Filled + Sync) -> Self {
         use rayon::prelude::*;
         let mut slots: Vec<Slot> = huge_pages::vec_with_capacity(capacity);
         slots.par_extend((0..capacity).into_par_iter().map(|i| match fill(i) {
-            Some((key, entry)) => Slot { key, entry },
-            None => EMPTY_SLOT,
+            Filled::Entry(key, entry) => Slot { key, entry },
+            Filled::Removed => Slot {
+                key: REMOVED,
+                ..EMPTY_SLOT
+            },
+            Filled::Free => EMPTY_SLOT,
         }));
-        let len = slots.iter().filter(|s| s.key != EMPTY).count();
+        let len = slots.iter().filter(|s| !is_free(s.key)).count();
         ProbingTable {
             slots: SlotStorage::Owned(slots),
             len,
@@ -266,12 +278,12 @@ impl ProbingTable {
         self.slots.len()
     }
 
-    /// Iterates `(slot, key, entry)` over the occupied slots.
+    /// Iterates `(slot, key, entry)` over the slots that hold an n-gram.
     pub fn iter(&self) -> impl Iterator<Item = (u32, u64, &Entry)> + '_ {
         self.slots
             .iter()
             .enumerate()
-            .filter(|(_, s)| s.key != EMPTY)
+            .filter(|(_, s)| !is_free(s.key))
             .map(|(i, s)| (i as u32, s.key, &s.entry))
     }
 }
@@ -340,6 +352,33 @@ mod tests {
         }
         assert!(!t.has_room_for(1) && t.has_room_for(0));
         assert!(!t.has_room_for(usize::MAX));
+    }
+
+    #[test]
+    fn a_removed_slot_keeps_the_keys_past_it_reachable() {
+        // a table two thirds full, where many keys lie past their home slot; every third key
+        // removed, as pruning leaves them (with free slots instead, this fails)
+        let mut counted = ProbingTable::with_entries(300);
+        let keys: Vec<u64> = (0..300u32).map(|i| pack(i % 7, i)).collect();
+        let slots: Vec<u32> = keys
+            .iter()
+            .map(|&k| counted.insert(k, Entry::default()))
+            .collect();
+        let removed = |i: usize| i % 3 == 0;
+        let table = ProbingTable::from_slots(counted.capacity(), |slot| {
+            match slots.iter().position(|&s| s as usize == slot) {
+                None => Filled::Free,
+                Some(i) if removed(i) => Filled::Removed,
+                Some(i) => Filled::Entry(keys[i], Entry::default()),
+            }
+        });
+        for (i, &key) in keys.iter().enumerate() {
+            let expected = (!removed(i)).then_some(slots[i]);
+            assert_eq!(table.find(key), expected, "key {i}");
+        }
+        assert_eq!(table.len(), 200);
+        assert_eq!(table.iter().count(), 200);
+        assert!(table.iter().all(|(_, key, _)| !is_free(key)));
     }
 
     #[test]

@@ -11,7 +11,7 @@ use rayon::prelude::*;
 use crate::corpus::vocab::{Vocab, BOS};
 use crate::error::{Error, Result};
 use crate::model::{Fallback, Model};
-use crate::ngram::keys::{key_prefix, key_word, EMPTY, NONE};
+use crate::ngram::keys::{is_free, key_prefix, key_word, NONE};
 use crate::util::compressed::Output;
 use crate::util::float_format::{log10_f32, push_f32, push_log10, Recent};
 use crate::util::huge_pages;
@@ -533,7 +533,7 @@ fn prefix_lines(model: &Model, m: usize, line_of: &[AtomicU32]) -> Result<Vec<u3
                 line_of.get(key_prefix(table.key(ahead as u32)) as usize)
             });
             let key = table.key(slot);
-            if key == EMPTY {
+            if is_free(key) {
                 return Ok(NONE);
             }
             let (prefix, word) = (key_prefix(key), key_word(key));

@@ -279,10 +279,12 @@ mod tests {
     #[test]
     fn a_directory_and_a_missing_file_are_errors() {
         let d = dir("directory");
-        assert!(matches!(
-            load(&d, true, true, &Job::none()),
-            Err(Error::BinaryFormat { .. })
-        ));
+        match load(&d, true, true, &Job::none()) {
+            Err(Error::Io { source, .. }) => {
+                assert_eq!(source.raw_os_error(), Some(libc::EISDIR));
+            }
+            _ => panic!("expected an is-a-directory error"),
+        }
         match load(&d.join("missing"), true, true, &Job::none()) {
             Err(Error::Io { source, .. }) => {
                 assert_eq!(source.kind(), std::io::ErrorKind::NotFound);

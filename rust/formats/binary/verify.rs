@@ -3,7 +3,7 @@
 
 use super::layout::{format_err, Row};
 use crate::error::Result;
-use crate::ngram::keys::{key_prefix, key_word, EMPTY};
+use crate::ngram::keys::{is_free, key_prefix, key_word};
 use crate::ngram::probing::ProbingTable;
 
 /// Checks that the sections end the file and, with `verify`, that the padding between them is
@@ -55,7 +55,7 @@ pub(super) fn check_slots(
             || 0usize,
             |n, i| {
                 let key = table.key(i);
-                if key == EMPTY {
+                if is_free(key) {
                     return Ok(n);
                 }
                 let w = key_word(key) as usize;
@@ -65,7 +65,7 @@ pub(super) fn check_slots(
                 let prefix = key_prefix(key);
                 let ok = match below {
                     None => (prefix as usize) < vocab_len,
-                    Some(t) => (prefix as usize) < t.capacity() && t.key(prefix) != EMPTY,
+                    Some(t) => (prefix as usize) < t.capacity() && !is_free(t.key(prefix)),
                 };
                 if !ok {
                     return Err(format!(
