@@ -545,7 +545,9 @@ class Corpus:
 
     @property
     def num_types(self) -> int:
-        """Number of distinct tokens."""
+        """Number of distinct tokens other than ``<unk>`` (the reserved word that the text's own
+        ``<unk>`` tokens and the words :meth:`limit_vocab` drops become; ``token_counts`` lists
+        it)."""
         return self._inner.num_types
 
     def document_offsets(self) -> np.ndarray:
