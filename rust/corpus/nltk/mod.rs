@@ -23,6 +23,8 @@ mod batch;
 pub mod chars;
 pub mod params;
 pub mod punkt;
+#[cfg(test)]
+mod random_texts;
 pub mod word;
 
 use rayon::prelude::*;

@@ -657,6 +657,7 @@ fn realign(text: &str, slices: &[Span]) -> Vec<Span> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::corpus::nltk::random_texts::random_texts;
 
     fn english() -> Punkt {
         let mut params = PunktParams::default();
@@ -733,15 +734,7 @@ mod tests {
         let pieces = [
             ".", "!", "?", " ", "  ", "\n", "a", "Bc", "\"", ")", "é", "..", "\t",
         ];
-        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
-        for _ in 0..20_000 {
-            let mut text = String::new();
-            for _ in 0..(state % 24) {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                text.push_str(pieces[(state % pieces.len() as u64) as usize]);
-            }
+        for text in random_texts(&pieces, 20_000) {
             let whole = fields(&candidates_in(&text, 0..text.len()));
             for parts in 2..6 {
                 let starts = part_starts(&text, parts);

@@ -962,6 +962,7 @@ impl Contraction {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::corpus::nltk::random_texts::random_texts;
 
     fn words(text: &str) -> Vec<String> {
         let mut out = Vec::new();
@@ -1136,15 +1137,7 @@ mod tests {
         }
         // longer strings of the same pieces, so that words and spaces fall at every place of the
         // 8-byte steps (and across them)
-        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
-        for _ in 0..20_000 {
-            let mut text = String::new();
-            for _ in 0..(state % 24) {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                text.push_str(alphabet[(state % alphabet.len() as u64) as usize]);
-            }
+        for text in random_texts(&alphabet, 20_000) {
             let expected: Vec<&str> = text.split(is_py_space).filter(|w| !w.is_empty()).collect();
             assert_eq!(split(&text), expected, "{text:?}");
         }
