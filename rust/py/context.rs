@@ -5,7 +5,7 @@ use std::sync::Arc;
 use pyo3::prelude::*;
 
 use super::errors::to_pyerr;
-use super::model::{refuse_nan, Inner, PyModel};
+use super::model::{refuse_nan, Inner, PyModel, BUILT_SOURCE};
 use crate::corpus::vocab::UNK;
 use crate::formats::kenlm::{KenlmModel, ProbingModel, Search, TrieModel};
 use crate::model::context::Extensions;
@@ -73,7 +73,7 @@ impl PyContextScorer {
                 let s = extensions
                     .score_word(model, &context, w)
                     .map_err(to_pyerr)?;
-                refuse_nan("the model", [s.logp].into_iter())?;
+                refuse_nan(BUILT_SOURCE, [s.logp].into_iter())?;
                 Ok((s.logp, s.ngram_length, w == UNK, s.context))
             }
             Contexts::KenlmProbing(model) => kenlm_score_word(model, &context, word),

@@ -34,12 +34,15 @@ pub enum Inner {
     KenlmTrie(Arc<TrieModel>),
 }
 
+/// What errors call a fitted or loaded fastppl model, which keeps no path (see [`refuse_nan`]).
+pub const BUILT_SOURCE: &str = "the model";
+
 impl Inner {
     /// The file a model's scores come from, for errors: a KenLM file's path (fitted and loaded
-    /// fastppl models keep none).
+    /// fastppl models keep none: [`BUILT_SOURCE`]).
     fn source(&self) -> &str {
         match self {
-            Inner::Built(_) => "the model",
+            Inner::Built(_) => BUILT_SOURCE,
             Inner::KenlmProbing(m) => m.path(),
             Inner::KenlmTrie(m) => m.path(),
         }
