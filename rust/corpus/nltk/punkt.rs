@@ -162,17 +162,22 @@ fn word_ends_at(s: &str, j: usize) -> bool {
     false
 }
 
-/// `PunktLanguageVars.word_tokenize` (`_word_tokenize_fmt` with `findall`) on one line.
-fn line_words<'a>(line: &'a str, out: &mut Vec<&'a str>) {
+/// `PunktLanguageVars.word_tokenize` (`_word_tokenize_fmt` with `findall`) on one line: gives
+/// `word` each word in order, until it returns true (then so does this).
+fn line_words<'a>(line: &'a str, word: &mut impl FnMut(&'a str) -> bool) -> bool {
     let mut i = 0;
     while let Some(c) = char_at(line, i) {
         if let Some(n) = multi_char_at(line, i) {
-            out.push(&line[i..i + n]);
+            if word(&line[i..i + n]) {
+                return true;
+            }
             i += n;
         } else if is_space(c) {
             i += c.len_utf8();
         } else if is_not_word_start(c) {
-            out.push(&line[i..i + c.len_utf8()]);
+            if word(&line[i..i + c.len_utf8()]) {
+                return true;
+            }
             i += c.len_utf8();
         } else {
             let mut j = i + c.len_utf8();
@@ -184,27 +189,25 @@ fn line_words<'a>(line: &'a str, out: &mut Vec<&'a str>) {
             while !word_ends_at(line, j) {
                 j += char_at(line, j).map_or(0, char::len_utf8);
             }
-            out.push(&line[i..j]);
+            if word(&line[i..j]) {
+                return true;
+            }
             i = j;
         }
     }
+    false
 }
 
-/// `PunktBaseClass._tokenize_words`: the tokens of the lines that are not blank.
-fn words(text: &str) -> Vec<&str> {
-    let mut out = Vec::with_capacity(4);
-    let mut push_line = |line| {
-        if !py_is_blank(line) {
-            line_words(line, &mut out);
-        }
-    };
+/// `PunktBaseClass._tokenize_words`: gives `word` the tokens of the lines that are not blank, in
+/// order, until it returns true (then so does this).
+fn words<'a>(text: &'a str, mut word: impl FnMut(&'a str) -> bool) -> bool {
+    let mut line_words = |line| !py_is_blank(line) && line_words(line, &mut word);
     // (a Punkt context is most often one line: not split then)
     if memchr::memchr(b'\n', text.as_bytes()).is_none() {
-        push_line(text);
+        line_words(text)
     } else {
-        text.split('\n').for_each(push_line);
+        text.split('\n').any(line_words)
     }
-    out
 }
 
 /// `PunktToken._RE_NUMERIC` (`^-?[\.,]?\d[\d,\.-]*\.?$`) matches the whole of `s`.
@@ -241,8 +244,6 @@ fn lowercased(s: &str) -> Cow<'_, str> {
 /// The annotations of `PunktToken` that inference uses.
 struct Token<'a> {
     tok: &'a str,
-    /// `type`: lowercased, numbers as `##number##`.
-    typ: Cow<'a, str>,
     period_final: bool,
     sentbreak: bool,
     abbr: bool,
@@ -259,15 +260,8 @@ fn without_period(typ: &str) -> &str {
 
 impl<'a> Token<'a> {
     fn new(tok: &'a str) -> Self {
-        let lower = lowercased(tok);
-        let typ = if is_numeric(&lower) {
-            Cow::Borrowed("##number##")
-        } else {
-            lower
-        };
         Token {
             tok,
-            typ,
             period_final: tok.as_bytes().last() == Some(&b'.'),
             sentbreak: false,
             abbr: false,
@@ -275,15 +269,28 @@ impl<'a> Token<'a> {
         }
     }
 
-    fn type_no_period(&self) -> &str {
-        without_period(&self.typ)
+    /// `type`: lowercased, numbers as `##number##`. (Made when asked: most decisions need the
+    /// type of the token before the candidate only.)
+    fn typ(&self) -> Cow<'a, str> {
+        let lower = lowercased(self.tok);
+        if is_numeric(&lower) {
+            Cow::Borrowed("##number##")
+        } else {
+            lower
+        }
     }
 
-    fn type_no_sentperiod(&self) -> &str {
-        if self.sentbreak {
-            self.type_no_period()
-        } else {
-            &self.typ
+    fn type_no_sentperiod(&self) -> Cow<'a, str> {
+        let typ = self.typ();
+        if !self.sentbreak {
+            return typ;
+        }
+        match typ {
+            Cow::Borrowed(t) => Cow::Borrowed(without_period(t)),
+            Cow::Owned(mut t) => {
+                t.truncate(without_period(&t).len());
+                Cow::Owned(t)
+            }
         }
     }
 
@@ -361,7 +368,7 @@ impl Punkt {
         if matches!(t.tok, ";" | ":" | "," | "." | "!" | "?") {
             return Starter::No;
         }
-        let context = self.params.ortho(t.type_no_sentperiod());
+        let context = self.params.ortho(&t.type_no_sentperiod());
         if t.first_upper() && context & ortho::LC != 0 && context & ortho::MID_UC == 0 {
             return Starter::Yes;
         }
@@ -376,14 +383,14 @@ impl Punkt {
         if !t1.period_final {
             return;
         }
-        let typ = t1.type_no_period();
-        let next_typ = t2.type_no_sentperiod();
+        let typ = t1.typ();
+        let typ = without_period(&typ);
         let initial = t1.is_initial();
         if self.collocation_firsts.contains(typ)
             && self
                 .params
                 .collocations
-                .contains(&(typ.to_string(), next_typ.to_string()))
+                .contains(&(typ.to_string(), t2.type_no_sentperiod().into_owned()))
         {
             t1.sentbreak = false;
             t1.abbr = true;
@@ -394,7 +401,12 @@ impl Punkt {
                 t1.sentbreak = true;
                 return;
             }
-            if t2.first_upper() && self.params.sent_starters.contains(next_typ) {
+            if t2.first_upper()
+                && self
+                    .params
+                    .sent_starters
+                    .contains(&*t2.type_no_sentperiod())
+            {
                 t1.sentbreak = true;
                 return;
             }
@@ -409,7 +421,7 @@ impl Punkt {
             if starter == Starter::Unknown
                 && initial
                 && t2.first_upper()
-                && self.params.ortho(next_typ) & ortho::LC == 0
+                && self.params.ortho(&t2.type_no_sentperiod()) & ortho::LC == 0
             {
                 t1.sentbreak = false;
                 t1.abbr = true;
@@ -417,20 +429,21 @@ impl Punkt {
         }
     }
 
-    /// `text_contains_sentbreak`: a token other than the last is a sentence break.
+    /// `text_contains_sentbreak`: a token other than the last is a sentence break. The second
+    /// pass on a token needs the first pass on it and on the next token only, so the tokens are
+    /// annotated as they come, two at a time, up to the first break.
     fn contains_sentbreak(&self, context: &str) -> bool {
-        let mut tokens: Vec<Token<'_>> = words(context).into_iter().map(Token::new).collect();
-        for t in &mut tokens {
-            self.first_pass(t);
-        }
-        for i in 0..tokens.len().saturating_sub(1) {
-            let (head, tail) = tokens.split_at_mut(i + 1);
-            self.second_pass(&mut head[i], &tail[0]);
-            if head[i].sentbreak {
-                return true;
-            }
-        }
-        false
+        let mut before: Option<Token<'_>> = None;
+        words(context, |word| {
+            let mut token = Token::new(word);
+            self.first_pass(&mut token);
+            let found = before.as_mut().is_some_and(|t| {
+                self.second_pass(t, &token);
+                t.sentbreak
+            });
+            before = Some(token);
+            found
+        })
     }
 
     /// `_slices_from_text`: the sentence slices before realignment.
@@ -694,7 +707,10 @@ mod tests {
     #[test]
     fn word_regex() {
         let mut out = Vec::new();
-        line_words("Hello, world... (it's) --here a. . . b:c 3,5,", &mut out);
+        line_words("Hello, world... (it's) --here a. . . b:c 3,5,", &mut |w| {
+            out.push(w);
+            false
+        });
         assert_eq!(
             out,
             [
