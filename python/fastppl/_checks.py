@@ -9,8 +9,8 @@ import operator
 import os
 import re
 import reprlib
-from collections.abc import Iterable, Iterator, Sequence
-from typing import Literal, TypeVar
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Generic, Literal, TypeVar, overload
 
 from fastppl.errors import InvalidArgumentError, InvalidTypeError
 
@@ -150,20 +150,117 @@ def not_utf8(name: str, text: str, hint: str = "") -> InvalidArgumentError:
     )
 
 
+class Tracked(Generic[T]):
+    """A one-shot iterable of ``items`` that remembers the last item it gave and its index:
+    what an error about that item needs once the core has consumed it (a generator cannot be
+    searched again). Handed to the core in place of an iterator only: a list costs nothing to
+    search again, and is handed over as it is.
+
+    >>> sentences = Tracked(iter([["a"], ["b"]]))
+    >>> next(iter(sentences)), sentences.index, sentences.item
+    (['a'], 0, ['a'])
+    """
+
+    __slots__ = ("_items", "index", "item")
+
+    def __init__(self, items: Iterable[T]) -> None:
+        self._items = items
+        #: the index of the last item given (-1 before the first)
+        self.index = -1
+        #: the last item given
+        self.item: T | None = None
+
+    def __iter__(self) -> Iterator[T]:
+        for index, item in enumerate(self._items):
+            self.index, self.item = index, item
+            yield item
+
+
+def _locate(value: object) -> tuple[str, str | None] | None:
+    """Where in ``value`` (a str, or an iterable of them, nested to any depth) the first str
+    holding a lone surrogate is: its indices (``"[3][7]"``, ``""`` for ``value`` itself) and that
+    str; for a :class:`Tracked`, in its last item. None if no str holds one; ``(indices, None)``
+    when only the item is known: the last item of a :class:`Tracked` that was a one-shot
+    iterator itself, consumed by the core."""
+    if isinstance(value, str):
+        return ("", value) if _SURROGATE.search(value) else None
+    if isinstance(value, Tracked):
+        found = _locate(value.item)
+        if found is None:
+            return (f"[{value.index}]", None) if isinstance(value.item, Iterator) else None
+        return f"[{value.index}]{found[0]}", found[1]
+    if isinstance(value, bytes | bytearray) or not isinstance(value, Iterable):
+        return None
+    for index, item in enumerate(value):
+        found = _locate(item)
+        if found is not None:
+            return f"[{index}]{found[0]}", found[1]
+    return None
+
+
+@overload
+def surrogate_error(
+    named: Mapping[str, object], err: UnicodeEncodeError
+) -> InvalidArgumentError: ...
+
+
+@overload
+def surrogate_error(
+    named: Mapping[str, object], err: BaseException
+) -> InvalidArgumentError | None: ...
+
+
+def surrogate_error(named: Mapping[str, object], err: BaseException) -> InvalidArgumentError | None:
+    """The error to raise for ``err``, the :class:`UnicodeEncodeError` of the core refusing a
+    str holding a lone surrogate (or a fastppl error caused by one, for strings made from these
+    arguments), naming where the first such str is among ``named``: the arguments the core was
+    given, by name, in the order it reads them (a str; a sequence of texts or tokens; sentences
+    of tokens; a :class:`Tracked`). The message is :func:`not_utf8`'s, for ``sentences[3][7]``.
+
+    The arguments are searched only now, after the core refused them: the calls that succeed
+    pay nothing. None when ``err`` is not about a lone surrogate, or is a fastppl error about a
+    str that is none of these; for the core's own :class:`UnicodeEncodeError`, always an error,
+    naming the str the core refused when it can no longer be found (consumed by the core, from
+    an iterator).
+
+    >>> err = UnicodeEncodeError("utf-8", "b\\ud800", 1, 2, "surrogates not allowed")
+    >>> print(surrogate_error({"word": "a", "context": ["<s>", "b\\ud800"]}, err))
+    context[1] holds a lone surrogate ('\\ud800') at position 1: fastppl's native ...
+    """
+    cause = err if isinstance(err, UnicodeEncodeError) else err.__cause__
+    if not isinstance(cause, UnicodeEncodeError):
+        return None
+    for name, value in named.items():
+        found = _locate(value)
+        if found is not None:
+            where, text = found
+            if text is None:  # the core consumed it: name the str it refused, in its item
+                return _refused(f"{name}{where}", cause)
+            return not_utf8(f"{name}{where}", text)
+    return _refused(" or ".join(named), cause) if cause is err else None
+
+
+def _refused(name: str, err: UnicodeEncodeError) -> InvalidArgumentError:
+    """:func:`not_utf8`'s error for the str that the core refused (``err.object``), somewhere in
+    the argument ``name`` where it can no longer be found."""
+    return not_utf8(f"the str {reprlib.repr(err.object)} in {name}", err.object)
+
+
 @contextlib.contextmanager
-def utf8_texts(name: str, texts: Sequence[str]) -> Iterator[None]:
-    """Runs its body, which hands ``texts`` (the argument ``name``) to the core, turning the
-    :class:`UnicodeEncodeError` of a text holding a lone surrogate into :func:`not_utf8`'s error
-    for the first such text, ``name[i]`` (``texts`` are searched only then). Such an error
-    raised within, for texts made from ``texts``, is raised again naming them.
+def utf8_strings(named: Mapping[str, object]) -> Iterator[None]:
+    """Runs its body, which hands the arguments ``named`` to the core, turning the
+    :class:`UnicodeEncodeError` of a str holding a lone surrogate into
+    :func:`surrogate_error`'s error naming the first such str (``texts[3]``, ``tokens[2]``;
+    ``named`` is searched only then). Such an error raised within, for strings made from
+    ``named`` (the lines of a text, the words of a sentence), is raised again naming them.
+    For one call into the core or a few: a loop that calls the core many times, or a method
+    called once a word or a sentence, catches the error itself and calls
+    :func:`surrogate_error` (entering a context manager costs a microsecond or two).
     """
     try:
         yield
     except (UnicodeEncodeError, InvalidArgumentError) as err:
-        cause = err if isinstance(err, UnicodeEncodeError) else err.__cause__
-        if not isinstance(cause, UnicodeEncodeError):
+        error = surrogate_error(named, err)
+        if error is None:
             raise
-        for index, text in enumerate(texts):
-            if _SURROGATE.search(text):
-                raise not_utf8(f"{name}[{index}]", text) from cause
-        raise
+        raise error from (err if isinstance(err, UnicodeEncodeError) else err.__cause__)

@@ -10,7 +10,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, AnyStr, NoReturn, SupportsIndex, overload
 
 from fastppl import _core
-from fastppl._checks import U64_MAX, check_bool, check_int, check_iterable, not_utf8
+from fastppl._checks import (
+    U64_MAX,
+    Tracked,
+    check_bool,
+    check_int,
+    check_iterable,
+    not_utf8,
+    surrogate_error,
+    utf8_strings,
+)
 from fastppl.errors import (
     CorpusDecodeError,
     CorpusFileNotFoundError,
@@ -172,22 +181,45 @@ class Corpus:
     def from_sentences(cls, sentences: Iterable[Sequence[str]]) -> Corpus:
         """One document from already tokenized sentences.
 
+        Raises:
+            InvalidTypeError: a sentence is a str, or holds something else than str.
+            InvalidArgumentError: a token holding a lone surrogate (not UTF-8, which the core
+                reads; the message names the sentence and the token, ``sentences[3][7]``, and
+                the position), or the reserved ``<s>`` or ``</s>``.
+
         >>> Corpus.from_sentences([["the", "cat"], ["sat"]]).num_tokens
         3
         """
-        return cls.from_documents([sentences])
+        return cls._from_documents([sentences], "sentences")
 
     @classmethod
     def from_documents(cls, documents: Iterable[Iterable[Sequence[str]]]) -> Corpus:
         """Several documents, each an iterable of tokenized sentences.
 
+        Raises:
+            InvalidTypeError, InvalidArgumentError: as :meth:`from_sentences`; a token holding a
+                lone surrogate is named with its document, ``documents[1][3][7]``.
+
         >>> Corpus.from_documents([[["a"]], [["b", "c"]]]).num_documents
         2
         """
+        return cls._from_documents(documents, "documents[{}]")
+
+    @classmethod
+    def _from_documents(cls, documents: Iterable[Iterable[Sequence[str]]], name: str) -> Corpus:
+        """One document per item of ``documents``, handed to the core as they are; ``name``
+        formatted with a document's index names its sentences in the error for a token holding
+        a lone surrogate (see :func:`fastppl._checks.surrogate_error`). A document given as an
+        iterator is handed over :class:`~fastppl._checks.Tracked`, for that error to name the
+        sentence the core consumed."""
         inner = _core.Corpus()
-        for document in documents:
-            inner.add_sentences(document)
-            inner.end_document()
+        try:
+            for index, document in enumerate(documents):  # noqa: B007 (read by the except)
+                sentences = Tracked(document) if isinstance(document, Iterator) else document
+                inner.add_sentences(sentences)
+                inner.end_document()
+        except UnicodeEncodeError as err:
+            raise surrogate_error({name.format(index): sentences}, err) from err
         return cls(inner)
 
     @classmethod
@@ -493,7 +525,9 @@ class Corpus:
                 ``vocab_file`` together allow the words of both.
 
         Raises:
-            InvalidArgumentError: ``min_count`` < 1 or > 2**64 - 1.
+            InvalidArgumentError: ``min_count`` < 1 or > 2**64 - 1, or a word of ``vocab``
+                holding a lone surrogate (not UTF-8; the message names it, ``vocab[3]``).
+            InvalidTypeError: ``vocab`` is a single str, or holds something else than str.
             CorpusFileNotFoundError: ``vocab_file`` does not exist (the message says it is
                 the vocabulary file).
 
@@ -522,7 +556,8 @@ class Corpus:
                 raise CorpusFileNotFoundError(
                     f"vocabulary file not found: {e.path!r}", e.path
                 ) from None
-        return Corpus(self._inner.limit_vocab(min_count, words, text))
+        with utf8_strings({"vocab": words}):
+            return Corpus(self._inner.limit_vocab(min_count, words, text))
 
     # ---- inspection ---------------------------------------------------------------------
     def __len__(self) -> int:

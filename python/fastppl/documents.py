@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fastppl._checks import check_bool, check_int, check_iterable, utf8_texts
+from fastppl._checks import check_bool, check_int, check_iterable, utf8_strings
 from fastppl.corpus import Corpus
 from fastppl.errors import InvalidArgumentError, InvalidTypeError
 from fastppl.model import NGramModel
@@ -268,7 +268,7 @@ def perplexity(
     texts = _texts(documents)
     options = None if normalize is False else _Normalization(normalize)
     sp = None if sp_model is None else _sentencepiece(sp_model)
-    with utf8_texts("documents", texts):
+    with utf8_strings({"documents": texts}):
         scores = [
             _batch_perplexities(ngram_model, batch, options, sp, num_threads, whole_lines)
             for batch in _batches(texts)

@@ -57,8 +57,9 @@ import os
 from collections.abc import Iterator
 
 from fastppl import _core
+from fastppl._checks import surrogate_error
 from fastppl.errors import InvalidArgumentError, InvalidTypeError, NotNormalizedError
-from fastppl.model import NGramModel
+from fastppl.model import NGramModel, TokenScores
 from fastppl.text import kenlm_words
 
 LN10 = math.log(10.0)
@@ -171,12 +172,20 @@ class Model:
         """log10 p of a sentence (with ``</s>`` when ``eos``), its words separated by ASCII
         whitespace as in KenLM (a ``bytes`` sentence is UTF-8).
 
+        Raises:
+            InvalidArgumentError: a word is ``<s>`` or ``</s>``, a ``bytes`` sentence is not
+                UTF-8, or a str one holds a lone surrogate (not UTF-8; the message names its
+                position in ``sentence``).
+            InvalidTypeError: ``sentence`` is neither str nor bytes, or ``bos``/``eos`` not a
+                bool.
+
         Example: ``Model("m.arpa").score("o dia")``.
         """
-        return float(self._model.full_scores(_words(sentence), 10, bos=bos, eos=eos).logprob.sum())
+        return float(self._scores(sentence, bos, eos).logprob.sum())
 
     def perplexity(self, sentence: str | bytes) -> float:
-        """``10 ** (-score / (words + 1))``: the sentence's perplexity, ``</s>`` counted.
+        """``10 ** (-score / (words + 1))``: the sentence's perplexity, ``</s>`` counted; errors
+        as :meth:`score`.
 
         Example: ``Model("m.arpa").perplexity("o dia")``.
         """
@@ -186,12 +195,25 @@ class Model:
     def full_scores(
         self, sentence: str | bytes, bos: bool = True, eos: bool = True
     ) -> Iterator[tuple[float, int, bool]]:
-        """``(log10 p, ngram_length, oov)`` of each word, then of ``</s>`` when ``eos``.
+        """``(log10 p, ngram_length, oov)`` of each word, then of ``</s>`` when ``eos``; errors
+        as :meth:`score`.
 
         Example: ``list(Model("m.arpa").full_scores("o dia"))``.
         """
-        s = self._model.full_scores(_words(sentence), 10, bos=bos, eos=eos)
+        s = self._scores(sentence, bos, eos)
         return zip(s.logprob.tolist(), s.ngram_length.tolist(), s.oov.tolist(), strict=True)
+
+    def _scores(self, sentence: str | bytes, bos: bool, eos: bool) -> TokenScores:
+        """The log10 scores of the words of ``sentence``; a word holding a lone surrogate is
+        named by its position in ``sentence``."""
+        text = _text(sentence, "sentence")
+        try:  # (not utf8_strings: a context manager took about a fifth of a call's time)
+            return self._model.full_scores(kenlm_words(text), 10, bos=bos, eos=eos)
+        except InvalidArgumentError as err:  # one about a token of text, made by full_scores
+            error = surrogate_error({"sentence": text}, err)
+            if error is None:
+                raise
+            raise error from err.__cause__
 
     def BeginSentenceWrite(self, state: State) -> None:  # noqa: N802 (kenlm's name)
         """Sets ``state`` to the start of a sentence (the context ``<s>``)."""
@@ -214,12 +236,21 @@ class Model:
     def BaseFullScore(  # noqa: N802 (kenlm's name)
         self, in_state: State, word: str | bytes, out_state: State
     ) -> FullScoreReturn:
-        """:meth:`BaseScore` with the matched n-gram length and the OOV flag."""
+        """:meth:`BaseScore` with the matched n-gram length and the OOV flag.
+
+        Raises:
+            InvalidTypeError: a state is not a :class:`State`, or ``word`` neither str nor bytes.
+            InvalidArgumentError: a ``bytes`` word is not UTF-8, a str one holds a lone
+                surrogate (not UTF-8; the message names its position), or ``in_state`` was
+                written by another model (a word id out of range).
+        """
         _check_state("in_state", in_state)
         _check_state("out_state", out_state)
-        logp, length, oov, context = self._contexts.score_word(
-            in_state._context, _text(word, "word")
-        )
+        text = _text(word, "word")
+        try:
+            logp, length, oov, context = self._contexts.score_word(in_state._context, text)
+        except UnicodeEncodeError as err:
+            raise surrogate_error({"word": text}, err) from err
         out_state._context = tuple(context)
         return FullScoreReturn(logp / LN10, length, oov)
 

@@ -18,7 +18,8 @@ from fastppl._checks import (
     check_number,
     check_tokens,
     log_base_divisor,
-    utf8_texts,
+    surrogate_error,
+    utf8_strings,
 )
 from fastppl.corpus import Corpus, _TextOptions
 from fastppl.errors import (
@@ -535,11 +536,20 @@ class NGramModel:
         from ARPA or KenLM files, which hold no counts). A KenLM probing file, whose n-grams
         cannot be listed, raises :class:`ModelFormatError`.
 
+        Raises:
+            InvalidTypeError: ``ngram`` is a str, or holds something else than str.
+            InvalidArgumentError: a token holding a lone surrogate (not UTF-8, which the core
+                reads; the message names it, ``ngram[1]``, and the position).
+
         >>> m = NGramModel.fit(Corpus.from_sentences([["a", "b"]]), order=2, smoothing="mle")
         >>> m.count(("<s>", "a")), m.count(["a", "b"]), m.count(["b", "a"])
         (1, 1, 0)
         """
-        return self._inner.count(check_tokens(ngram, "ngram"))
+        tokens = check_tokens(ngram, "ngram")
+        try:
+            return self._inner.count(tokens)
+        except UnicodeEncodeError as err:
+            raise surrogate_error({"ngram": tokens}, err) from err
 
     # ---- scoring ------------------------------------------------------------------------
     def logprob(self, word: str, context: Sequence[str] = (), base: LogBase | None = None) -> float:
@@ -547,6 +557,14 @@ class NGramModel:
 
         Only the last ``order - 1`` context tokens are used; unknown words are ``<unk>``.
         Write ``<s>`` at the start of ``context`` to condition on a sentence start.
+
+        Raises:
+            InvalidTypeError: ``word`` is not a str, ``context`` is a str or holds something
+                else than str.
+            InvalidArgumentError: ``word`` is ``<s>`` (or ``</s>`` without bos_eos), a bad
+                ``base``, or ``word`` or a token of ``context`` holds a lone surrogate (not
+                UTF-8, which the core reads; the message names it, ``context[2]``, and the
+                position).
         """
         if not isinstance(word, str):
             raise InvalidTypeError(f"word must be str, got {type(word).__name__}")
@@ -555,7 +573,11 @@ class NGramModel:
                 f"{word!r} is never predicted by this model (bos_eos={self.bos_eos})"
             )
         divisor = log_base_divisor(base)
-        return self._inner.logprob(word, check_tokens(context, "context")) / divisor
+        tokens = check_tokens(context, "context")
+        try:
+            return self._inner.logprob(word, tokens) / divisor
+        except UnicodeEncodeError as err:
+            raise surrogate_error({"word": word, "context": tokens}, err) from err
 
     def prob(self, word: str, context: Sequence[str] = ()) -> float:
         """p(word | context) (a score for stupid backoff)."""
@@ -564,12 +586,22 @@ class NGramModel:
     def logprobs(self, tokens: Sequence[str], base: LogBase | None = None) -> np.ndarray:
         """log p of each token of one sentence, then of ``</s>`` when bos_eos (float64).
 
+        Raises:
+            InvalidTypeError: ``tokens`` is a str, or holds something else than str.
+            InvalidArgumentError: a token is ``<s>`` or ``</s>``, or holds a lone surrogate (not
+                UTF-8, which the core reads; the message names it, ``tokens[3]``, and the
+                position); a bad ``base``.
+
         >>> m = NGramModel.fit(Corpus.from_sentences([["a", "b"]]), order=2, smoothing="mle")
         >>> m.logprobs(["a", "b"]).tolist()
         [0.0, 0.0, 0.0]
         """
         divisor = log_base_divisor(base)
-        out = self._inner.logprobs(check_tokens(tokens, "tokens", allow_reserved=False))
+        checked = check_tokens(tokens, "tokens", allow_reserved=False)
+        try:
+            out = self._inner.logprobs(checked)
+        except UnicodeEncodeError as err:
+            raise surrogate_error({"tokens": checked}, err) from err
         return out if divisor == 1.0 else out / divisor
 
     def full_scores(
@@ -586,17 +618,24 @@ class NGramModel:
         ``base=10``), computed in one Rust call. ``bos=False`` starts from an empty context
         instead of ``<s>``; ``eos=False`` leaves ``</s>`` out (models with sentence markers).
 
+        Raises:
+            InvalidTypeError: ``tokens`` is a str or holds something else than str; ``bos`` or
+                ``eos`` is not a bool.
+            InvalidArgumentError: as :meth:`logprobs`.
+
         >>> m = NGramModel.fit(Corpus.from_sentences([["a", "b"]]), order=2, smoothing="mle")
         >>> s = m.full_scores(["a", "zz"])
         >>> s.ngram_length.tolist(), s.oov.tolist()
         ([2, 1, 1], [False, True, False])
         """
         divisor = log_base_divisor(base)
-        logprob, ngram_length, oov = self._inner.full_scores(
-            check_tokens(tokens, "tokens", allow_reserved=False),
-            check_bool("bos", bos),
-            check_bool("eos", eos),
-        )
+        checked = check_tokens(tokens, "tokens", allow_reserved=False)
+        try:
+            logprob, ngram_length, oov = self._inner.full_scores(
+                checked, check_bool("bos", bos), check_bool("eos", eos)
+            )
+        except UnicodeEncodeError as err:
+            raise surrogate_error({"tokens": checked}, err) from err
         return TokenScores(logprob if divisor == 1.0 else logprob / divisor, ngram_length, oov)
 
     def evaluate(
@@ -676,7 +715,7 @@ class NGramModel:
         lines = texts
         if options.tokenizer != "kenlm":  # lines as Corpus.from_texts reads them
             lines = [python_newlines(text) for text in texts]
-        with utf8_texts("texts", texts):
+        with utf8_strings({"texts": texts}):
             scores = self._inner.evaluate_texts(
                 lines,
                 options.tokenizer,

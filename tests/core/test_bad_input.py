@@ -11,6 +11,7 @@ import math
 import re
 import warnings
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -375,6 +376,108 @@ def test_lone_surrogate_names_the_text_and_its_position(mle, tokenizer, engine):
     if engine == "native":
         with pytest.raises(InvalidArgumentError, match=refused(r"texts[1]")):
             mle.evaluate_texts(["a", text], tokenizer=tokenizer)
+
+
+@pytest.fixture(scope="module")
+def scorers(corpus, tmp_path_factory):
+    """What the token entry points are called on: an NGramModel, its ARPA file read by
+    fastppl.kenlm, and a text file with a comment line."""
+    import fastppl.kenlm
+
+    folder = tmp_path_factory.mktemp("surrogates")
+    model = NGramModel.fit(corpus, order=2, smoothing="witten_bell")
+    model.to_arpa(folder / "m.arpa")
+    (folder / "text.txt").write_text("# a comment\na b\n", encoding="utf-8")
+    return SimpleNamespace(
+        model=model,
+        drop_in=fastppl.kenlm.Model(str(folder / "m.arpa")),
+        state=fastppl.kenlm.State,
+        path=folder / "text.txt",
+    )
+
+
+#: The first half of an emoji's UTF-16 pair ("\ud83d\ude00"), alone.
+HALF = "\ud83d"
+
+
+@pytest.mark.parametrize(
+    ("call", "where", "position"),
+    [
+        (lambda s: Corpus.from_sentences([["a"], ["b", "c", "x" + HALF]]), "sentences[1][2]", 1),
+        # an iterator of sentences (followed, its sentences cannot be read again)
+        (
+            lambda s: Corpus.from_sentences(line.split() for line in ["a", "", f"b c{HALF}d"]),
+            "sentences[2][1]",
+            1,
+        ),
+        # ... of iterators of tokens: the token the core refused, in its sentence
+        (
+            lambda s: Corpus.from_sentences(iter(line.split()) for line in ["a", f"b c{HALF}"]),
+            f"the str {'c' + HALF!r} in sentences[1]",
+            1,
+        ),
+        (lambda s: Corpus.from_documents([[["a"]], [["b"], [HALF]]]), "documents[1][1][0]", 0),
+        (
+            lambda s: Corpus.from_documents(iter([[["a"]], iter([["b"], ["c", HALF]])])),
+            "documents[1][1][1]",
+            0,
+        ),
+        (lambda s: Corpus.from_sentences([["a"]]).limit_vocab(vocab=["a", HALF]), "vocab[1]", 0),
+        (lambda s: s.model.count(["a", "b" + HALF]), "ngram[1]", 1),
+        (lambda s: s.model.logprob(HALF, ["a"]), "word", 0),
+        (lambda s: s.model.logprob("a", ["<s>", HALF]), "context[1]", 0),
+        (lambda s: s.model.prob("a", [HALF]), "context[0]", 0),
+        (lambda s: s.model.logprobs(["a", "b", "ab" + HALF]), "tokens[2]", 2),
+        (lambda s: s.model.full_scores([HALF], base=10), "tokens[0]", 0),
+        # the kenlm module's stand-in: the position in the sentence, as for a text
+        (lambda s: s.drop_in.score(f"a b{HALF}"), "sentence", 3),
+        (lambda s: s.drop_in.perplexity(f"a {HALF}"), "sentence", 2),
+        (lambda s: list(s.drop_in.full_scores(f"{HALF} a", bos=False)), "sentence", 0),
+        (lambda s: s.drop_in.BaseScore(s.state(), HALF, s.state()), "word", 0),
+        (lambda s: s.drop_in.BaseFullScore(s.state(), "a" + HALF, s.state()), "word", 1),
+    ],
+    ids=[
+        "from_sentences",
+        "from_sentences-iterator",
+        "from_sentences-iterators",
+        "from_documents",
+        "from_documents-iterators",
+        "limit_vocab",
+        "count",
+        "logprob-word",
+        "logprob-context",
+        "prob",
+        "logprobs",
+        "full_scores",
+        "kenlm-score",
+        "kenlm-perplexity",
+        "kenlm-full_scores",
+        "kenlm-BaseScore",
+        "kenlm-BaseFullScore",
+    ],
+)
+def test_lone_surrogate_names_the_token_and_its_position(scorers, call, where, position):
+    """A token (or word) with a lone surrogate is refused as a text is: the error
+    names the argument, the sentence and token indices, the surrogate and its position, with
+    the core's UnicodeEncodeError as its cause."""
+    message = (
+        f"{where} holds a lone surrogate ('\\ud83d') at position {position}: fastppl's native "
+        "code reads UTF-8 text only"
+    )
+    with pytest.raises(InvalidArgumentError, match=re.escape(message)) as refused:
+        call(scorers)
+    assert isinstance(refused.value.__cause__, UnicodeEncodeError)
+
+
+def test_sentences_from_iterators_are_read_as_from_lists():
+    """Documents and sentences given as iterators (handed to the core followed, for the
+    error above) make the corpus that lists make."""
+    documents = [[["a", "b"], [], ["c"]], [], [["d"]]]
+    lists = Corpus.from_documents(documents)
+    iterators = Corpus.from_documents(iter([iter(d) for d in documents]))
+    assert list(iterators) == list(lists) == [["a", "b"], ["c"], ["d"]]
+    assert iterators.document_offsets().tolist() == lists.document_offsets().tolist()
+    assert list(Corpus.from_sentences(iter(documents[0]))) == [["a", "b"], ["c"]]
 
 
 def test_corpus_indexes_as_a_list_of_its_sentences_does():
