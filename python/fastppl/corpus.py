@@ -367,6 +367,9 @@ class Corpus:
         Raises:
             InvalidTypeError: ``paths`` is a single path (use :meth:`from_file`), or
                 ``lowercase`` is not a bool.
+            InvalidArgumentError: a prefix of ``skip_line_prefixes`` holding a lone surrogate
+                where the core drops the lines (UTF-8 files, ``errors="strict"``; the message
+                names it, ``skip_line_prefixes[1]``, and the position).
         """
         paths = check_iterable(paths, "paths", "paths")
         options = _TextOptions.checked(
@@ -419,7 +422,7 @@ class Corpus:
         prefixes = list(options.skip_line_prefixes)
         sizes, total = _sizes(paths)
         done = 0
-        with reporter(progress) as report:
+        with reporter(progress) as report, utf8_strings({"skip_line_prefixes": prefixes}):
             for path, size in zip(paths, sizes, strict=True):
                 for data in _counted(iter_line_bytes(path), done, total, report):
                     if not corpus._inner.add_line_bytes(
@@ -444,7 +447,8 @@ class Corpus:
         the usual way, which raises the error naming its line and byte offset."""
         corpus = cls(_core.Corpus())
         punkt = punkt_model(options.language)
-        with reporter(progress) as report:
+        prefixes = list(options.skip_line_prefixes)
+        with reporter(progress) as report, utf8_strings({"skip_line_prefixes": prefixes}):
             for path in paths:
                 data = read_bytes(path)
                 if not corpus._inner.add_nltk_bytes(
@@ -452,7 +456,7 @@ class Corpus:
                     punkt,
                     options.sentences,
                     options.tokenizer,
-                    skip_line_prefixes=list(options.skip_line_prefixes),
+                    skip_line_prefixes=prefixes,
                     lowercase=options.lowercase,
                     progress=report,
                 ):

@@ -691,9 +691,9 @@ class NGramModel:
 
         Raises:
             InvalidTypeError: ``texts`` is a single str or holds something else than str.
-            InvalidArgumentError: a bad option, or a text holding a lone surrogate (not UTF-8,
-                which the core reads; the message names the text, ``texts[3]``, and the
-                position).
+            InvalidArgumentError: a bad option, or a text or a prefix of ``skip_line_prefixes``
+                holding a lone surrogate (not UTF-8, which the core reads; the message names
+                it, ``texts[3]``, and the position).
             NotNormalizedError: a stupid-backoff model, unless ``allow_unnormalized``.
 
         >>> m = NGramModel.fit(Corpus.from_sentences([["a", "b"], ["b", "a"]]), order=2,
@@ -715,7 +715,7 @@ class NGramModel:
         lines = texts
         if options.tokenizer != "kenlm":  # lines as Corpus.from_texts reads them
             lines = [python_newlines(text) for text in texts]
-        with utf8_strings({"texts": texts}):
+        with utf8_strings({"texts": texts, "skip_line_prefixes": prefixes}):
             scores = self._inner.evaluate_texts(
                 lines,
                 options.tokenizer,

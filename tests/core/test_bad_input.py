@@ -435,6 +435,22 @@ HALF = "\ud83d"
         (lambda s: list(s.drop_in.full_scores(f"{HALF} a", bos=False)), "sentence", 0),
         (lambda s: s.drop_in.BaseScore(s.state(), HALF, s.state()), "word", 0),
         (lambda s: s.drop_in.BaseFullScore(s.state(), "a" + HALF, s.state()), "word", 1),
+        # the prefixes of skipped lines, where the core drops the lines
+        (
+            lambda s: Corpus.from_file(s.path, skip_line_prefixes=["#", HALF]),
+            "skip_line_prefixes[1]",
+            0,
+        ),
+        (
+            lambda s: Corpus.from_file(s.path, tokenizer="kenlm", skip_line_prefixes=[HALF]),
+            "skip_line_prefixes[0]",
+            0,
+        ),
+        (
+            lambda s: s.model.evaluate_texts(["a b"], skip_line_prefixes=["%" + HALF]),
+            "skip_line_prefixes[0]",
+            1,
+        ),
     ],
     ids=[
         "from_sentences",
@@ -454,10 +470,13 @@ HALF = "\ud83d"
         "kenlm-full_scores",
         "kenlm-BaseScore",
         "kenlm-BaseFullScore",
+        "from_file-prefixes",
+        "from_file-kenlm-prefixes",
+        "evaluate_texts-prefixes",
     ],
 )
 def test_lone_surrogate_names_the_token_and_its_position(scorers, call, where, position):
-    """A token (or word) with a lone surrogate is refused as a text is: the error
+    """A token (or word, or prefix) with a lone surrogate is refused as a text is: the error
     names the argument, the sentence and token indices, the surrogate and its position, with
     the core's UnicodeEncodeError as its cause."""
     message = (
