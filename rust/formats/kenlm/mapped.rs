@@ -10,14 +10,16 @@
 //! probability is the longest match's plus the backoffs of the context orders it did not reach,
 //! summed in float32 as KenLM does, so scores equal `query`'s and the `kenlm` module's.
 //!
-//! Opening reads the header, checks every section's size against the file's length, the first
-//! word and the last byte; the words are read only when asked for, as KenLM does.
+//! Opening reads the header, checks every section's size against the file's length, and checks
+//! the word list at the end by a scan of its bytes (`<unk>` first, a NUL after the last word, as
+//! many words as the header counts unigrams: [`check_words`]), so that a truncated file is
+//! refused when opened; the words themselves are decoded only when asked for, as KenLM does.
 
 use std::sync::Arc;
 
 use super::format_err;
 use super::header::Header;
-use super::words::read_words;
+use super::words::{check_words, read_words};
 use crate::corpus::vocab::UNK;
 use crate::error::{Error, Result};
 use crate::model::interleaved;
@@ -119,21 +121,7 @@ impl<S: Search> KenlmModel<S> {
     /// The model in `bytes` (a file whose header is `header`), named `path` in errors.
     pub fn open(bytes: Arc<FileBytes>, header: Header, path: String) -> Result<Self> {
         let (search, words_at) = S::open(&bytes, &header, &path)?;
-        if bytes.last() != Some(&0) {
-            return Err(format_err(
-                &path,
-                "truncated KenLM binary file: its last word has no terminating NUL",
-            ));
-        }
-        if !bytes.get(words_at..).unwrap_or(&[]).starts_with(b"<unk>\0") {
-            return Err(format_err(
-                &path,
-                format!(
-                    "KenLM binary file: no \"<unk>\" at byte {words_at}, where its words should \
-                     start (truncated or corrupt?)"
-                ),
-            ));
-        }
+        check_words(&bytes, words_at, header.counts[0], &path)?;
         let mut model = KenlmModel {
             search,
             path,
@@ -356,5 +344,43 @@ mod tests {
     #[test]
     fn only_negative_zero_extends_nothing() {
         assert!(!has_extension(-0.0) && has_extension(0.0) && has_extension(-0.1));
+    }
+
+    /// A file cut anywhere in its word list, or with a word added, is refused when opened
+    /// (the fuzz seeds: a trie and a probing file), naming the file and what is wrong.
+    #[test]
+    fn a_cut_or_longer_word_list_is_refused_at_open() {
+        use crate::formats::kenlm::open_kenlm_bytes;
+        let open = |data: &[u8]| {
+            let bytes = Arc::new(FileBytes::read(data, data.len()).unwrap());
+            open_kenlm_bytes(bytes, "cut.bin").map(|_| ())
+        };
+        for seed in [
+            include_bytes!("../../fuzz/seeds/kenlm_reader/small.trie.bin").as_slice(),
+            include_bytes!("../../fuzz/seeds/kenlm_reader/tiny.probing.bin"),
+        ] {
+            open(seed).unwrap();
+            let start = seed.windows(6).position(|w| w == b"<unk>\0").unwrap();
+            let words = seed[start..].iter().filter(|&&b| b == 0).count();
+            for cut in start..seed.len() {
+                let e = open(&seed[..cut]).unwrap_err().to_string();
+                assert!(
+                    e.starts_with("cut.bin: ") && e.contains("truncated"),
+                    "{cut}: {e}"
+                );
+                if cut > start && seed[cut - 1] == 0 {
+                    let read = seed[start..cut].iter().filter(|&&b| b == 0).count();
+                    assert!(
+                        e.contains(&format!("ends after {read} of {words} words")),
+                        "{e}"
+                    );
+                }
+            }
+            let e = open(&[seed, b"extra\0"].concat()).unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("{} words in the word list", words + 1)),
+                "{e}"
+            );
+        }
     }
 }
