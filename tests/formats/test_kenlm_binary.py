@@ -278,9 +278,12 @@ def test_truncated_files(trie_bytes: bytes, tmp_path: Path) -> None:
         with pytest.raises(ModelFormatError, match=r"m\.bin") as e:
             _load_bytes(tmp_path, trie_bytes[:cut])
         assert "truncated" in str(e.value) or "words" in str(e.value), (cut, str(e.value))
-    # trailing words: found when the words are read (opening reads the first and the last byte)
-    with pytest.raises(ModelFormatError, match="words at its end"):
-        _load_bytes(tmp_path, trie_bytes + b"extra\0").vocab()
+    # every cut in the word list, between two words too, and a word added: refused when opened
+    # (opening counts the words: one NUL after each)
+    words = trie_bytes.index(b"<unk>\0", vocab_end)
+    for cut in [words, *(i + 1 for i in range(words, n - 1) if trie_bytes[i] == 0), n + 6]:
+        with pytest.raises(ModelFormatError, match=r"m\.bin.*(truncated|words in the word list)"):
+            _load_bytes(tmp_path, (trie_bytes + b"extra\0")[:cut])
 
 
 def test_wrong_magic_version_and_byte_order(trie_bytes: bytes, tmp_path: Path) -> None:

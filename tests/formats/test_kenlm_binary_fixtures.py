@@ -204,10 +204,73 @@ def _refused(data: bytes, tmp_path: Path, match: str) -> None:
 
 
 def test_truncated_probing_files(probing_bytes: bytes, tmp_path: Path) -> None:
-    """Cut anywhere but between two words (which only reading the words finds, as in KenLM)."""
+    """Cut anywhere (between two words too: see test_a_cut_word_list_is_refused_at_open)."""
     n = len(probing_bytes)
     for cut in [0, 50, 100, 140, PROBING_DATA_START + 4, 1000, n // 2, n - 40_000, n - 3]:
         _refused(probing_bytes[:cut], tmp_path, 'truncated|not a KenLM|no "<unk>"')
+
+
+#: Byte 108 of a KenLM header: the n-gram counts (u64), unigrams first (with ``<unk>``).
+COUNTS_AT = 108
+
+
+def _word_list(data: bytes) -> tuple[int, list[int]]:
+    """Where the word list at the end of a file starts, and the index (in the file) of the NUL
+    ending each word."""
+    start = data.index(b"<unk>\0")
+    nuls = [start + i for i, b in enumerate(data[start:]) if b == 0]
+    assert len(nuls) == int.from_bytes(data[COUNTS_AT : COUNTS_AT + 8], "little")
+    return start, nuls
+
+
+#: Where a file is cut in its word list (from where it starts, and the NULs ending its words),
+#: and what the error says.
+WORD_LIST_CUTS = {
+    "right after the body": (lambda start, nuls: start, "should start at byte"),
+    "inside <unk>": (lambda start, nuls: start + 3, 'no "<unk>"'),
+    "after <unk>": (lambda start, nuls: nuls[0] + 1, "ends after 1 of"),
+    "between two words": (lambda start, nuls: nuls[len(nuls) // 2] + 1, "ends after"),
+    "before the last word": (lambda start, nuls: nuls[-2] + 1, "ends after"),
+    "inside the last word": (lambda start, nuls: nuls[-1] - 1, "inside a word"),
+}
+
+
+@pytest.mark.parametrize("cut", sorted(WORD_LIST_CUTS))
+def test_a_cut_word_list_is_refused_at_open(
+    kind, kenlm_binary_fixture, tmp_path: Path, cut: str
+) -> None:
+    """A file cut in the word list KenLM appends after the model (``<unk>``, then each word
+    followed by a NUL, as many as the header counts unigrams) is refused when opened, by every
+    way of opening it, with the file named: not when its words are first needed (``vocab()``,
+    ``to_arpa``), which opened and scored such a file before."""
+    data = kenlm_binary_fixture(kind)[0].read_bytes()
+    start, nuls = _word_list(data)
+    at, expected = WORD_LIST_CUTS[cut]
+    path = tmp_path / "cut.bin"
+    path.write_bytes(data[: at(start, nuls)])
+    for open_ in (NGramModel.from_kenlm_binary, NGramModel.from_file, fastppl.kenlm.Model):
+        with pytest.raises(ModelFormatError, match=re.escape(expected)) as e:
+            open_(path)
+        assert e.value.path == str(path)
+        assert str(path) in str(e.value)
+    if expected == "ends after":
+        kept = nuls.index(at(start, nuls) - 1) + 1
+        assert f"the word list ends after {kept} of {len(nuls)} words" in str(e.value)
+
+
+@pytest.mark.parametrize(
+    "extra", [b"extra\0", b"\0", b"a\0b\0"], ids=["a word", "an empty word", "two words"]
+)
+def test_a_longer_word_list_is_refused_at_open(
+    kind, kenlm_binary_fixture, tmp_path: Path, extra: bytes
+) -> None:
+    """Words after the last one (as KenLM's ``ReadWords``, which refuses a list of another length
+    than the vocabulary's) are refused when opened too."""
+    data = kenlm_binary_fixture(kind)[0].read_bytes()
+    words = len(_word_list(data)[1])
+    added = extra.count(0)
+    _refused(data + extra, tmp_path, f"{words + added} words in the word list at its end")
+    _refused(data + extra[:-1] + b"x", tmp_path, "inside a word")
 
 
 def test_corrupt_probing_headers(probing_bytes: bytes, tmp_path: Path) -> None:
