@@ -138,7 +138,8 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 def not_utf8(name: str, text: str, hint: str = "") -> InvalidArgumentError:
     """The error for ``text`` (the argument ``name``), which the core refused with
     :class:`UnicodeEncodeError` for a lone surrogate: it names the position of the first one,
-    and ends with ``hint``. Called only after the core refused it, never to check a text.
+    and ends with ``hint``. Called only after the core refused it (or :func:`check_utf8` found
+    it), never to check a text.
 
     >>> "('\\\\ud83d') at position 3" in str(not_utf8("text", "ok \\ud83d\\ude00"))
     True
@@ -148,6 +149,26 @@ def not_utf8(name: str, text: str, hint: str = "") -> InvalidArgumentError:
         f"{name} holds a lone surrogate ({text[position : position + 1]!r}) at position "
         f"{position}: fastppl's native code reads UTF-8 text only{hint}"
     )
+
+
+def check_utf8(name: str, value: str) -> str:
+    """``value``, a short str option that the core reads (a prefix of skipped lines), checked
+    before it gets there: :func:`not_utf8`'s error naming ``name`` if it holds a lone surrogate,
+    with the :class:`UnicodeEncodeError` of encoding it as its cause. (A text, which may be
+    long, is never checked this way, but searched only after the core refused it.)
+
+    >>> check_utf8("skip_line_prefixes[0]", "#")
+    '#'
+    >>> check_utf8("skip_line_prefixes[1]", "%\\udcff")
+    Traceback (most recent call last):
+    ...
+    fastppl.errors.InvalidArgumentError: skip_line_prefixes[1] holds a lone surrogate ...
+    """
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as err:
+        raise not_utf8(name, value) from err
+    return value
 
 
 class Tracked(Generic[T]):

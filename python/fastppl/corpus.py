@@ -32,7 +32,9 @@ from fastppl.text import (
     TOKENIZERS,
     SentenceMode,
     Tokenizer,
-    clean_text,
+    _check_prefixes,
+    _clean_text,
+    decoder_for,
     iter_line_bytes,
     iter_text,
     python_newlines,
@@ -54,13 +56,10 @@ def _checked_tokenizer(tokenizer: str) -> str:
 
 
 def _strict_utf8(reading: dict) -> bool:
-    """Whether files read with these options are their bytes decoded as UTF-8, strictly, then
-    cleaned as `clean_text` does (then the core can take the bytes themselves and clean them)."""
-    try:
-        utf8 = codecs.lookup(reading["encoding"]).name == "utf-8"
-    except (LookupError, TypeError):  # (the usual way says so, naming the argument)
-        return False
-    return utf8 and reading["errors"] == "strict"
+    """Whether files read with these options (checked: `decoder_for` knows their encoding) are
+    their bytes decoded as UTF-8, strictly, then cleaned as `clean_text` does (then the core can
+    take the bytes themselves and clean them)."""
+    return codecs.lookup(reading["encoding"]).name == "utf-8" and reading["errors"] == "strict"
 
 
 def _plain_utf8(reading: dict) -> bool:
@@ -106,12 +105,14 @@ def _counted(
 @dataclass(frozen=True)
 class _TextOptions:
     """How raw text becomes a corpus: the options every text constructor of `Corpus` shares,
-    checked once."""
+    checked once (also for `NGramModel.evaluate_texts` and `fastppl.ray`), whether the text is
+    then read in Python or in the core."""
 
     tokenizer: str
     sentences: str
     lowercase: bool
-    skip_line_prefixes: Sequence[str]
+    #: checked by `fastppl.text._check_prefixes`
+    skip_line_prefixes: tuple[str, ...]
     language: str
     engine: str
 
@@ -136,7 +137,7 @@ class _TextOptions:
             tokenizer,
             resolve_sentences(tokenizer, sentences),
             check_bool("lowercase", lowercase),
-            skip_line_prefixes,
+            _check_prefixes(skip_line_prefixes),
             language,
             engine,
         )
@@ -250,7 +251,8 @@ class Corpus:
                 None (default): ``"lines"`` for ``"kenlm"`` (the only mode it allows),
                 ``"terminators"`` otherwise.
             lowercase: lowercase the text first.
-            skip_line_prefixes: drop the lines that start with any of these strings.
+            skip_line_prefixes: drop the lines that start with any of these strings
+                (non-empty, and UTF-8: checked as :func:`fastppl.text.clean_text` checks them).
             language: Punkt model used by ``"nltk"`` and ``"punkt"`` (bundled: ``"english"``,
                 ``"portuguese"``; others from NLTK's data path, else
                 :class:`~fastppl.errors.PunktDataNotFoundError`).
@@ -260,10 +262,13 @@ class Corpus:
                 callable ``(stage, done, total)``; see :mod:`fastppl.progress`.
 
         Raises:
-            InvalidArgumentError: an unknown ``tokenizer``, ``sentences`` or ``engine``, or a
+            InvalidArgumentError: an unknown ``tokenizer``, ``sentences`` or ``engine``, a
                 ``text`` holding a lone surrogate (not UTF-8, which the core reads; the message
-                names its position).
-            InvalidTypeError: ``lowercase`` is not a bool.
+                names its position), or bad ``skip_line_prefixes``: a bare str, or a prefix
+                that is empty (every line starts with it), not a str, or holds a lone surrogate
+                (no UTF-8 line starts with it); the message names it, ``skip_line_prefixes[1]``.
+            InvalidTypeError: ``lowercase`` is not a bool, or ``skip_line_prefixes`` is not
+                iterable.
 
         >>> Corpus.from_text("a b . c d !", tokenizer="whitespace").num_sentences
         2
@@ -365,16 +370,17 @@ class Corpus:
         """One document per file; options as in :meth:`from_file`.
 
         Raises:
-            InvalidTypeError: ``paths`` is a single path (use :meth:`from_file`), or
-                ``lowercase`` is not a bool.
-            InvalidArgumentError: a prefix of ``skip_line_prefixes`` holding a lone surrogate
-                where the core drops the lines (UTF-8 files, ``errors="strict"``; the message
-                names it, ``skip_line_prefixes[1]``, and the position).
+            InvalidTypeError: ``paths`` is a single path (use :meth:`from_file`), or as
+                :meth:`from_text`.
+            InvalidArgumentError: an unknown ``encoding`` or ``errors``, or as
+                :meth:`from_text` (``skip_line_prefixes`` is checked the same way whether the
+                lines are dropped in Python or, for UTF-8 files read strictly, in the core).
         """
         paths = check_iterable(paths, "paths", "paths")
         options = _TextOptions.checked(
             tokenizer, sentences, lowercase, skip_line_prefixes, language, engine
         )
+        decoder_for(encoding, errors)  # known, whichever way the files are then read
         # one sentence per line: read in pieces of whole lines, never the whole file at once
         by_lines = options.sentences == "lines"
         reading = {
@@ -422,7 +428,7 @@ class Corpus:
         prefixes = list(options.skip_line_prefixes)
         sizes, total = _sizes(paths)
         done = 0
-        with reporter(progress) as report, utf8_strings({"skip_line_prefixes": prefixes}):
+        with reporter(progress) as report:
             for path, size in zip(paths, sizes, strict=True):
                 for data in _counted(iter_line_bytes(path), done, total, report):
                     if not corpus._inner.add_line_bytes(
@@ -448,7 +454,7 @@ class Corpus:
         corpus = cls(_core.Corpus())
         punkt = punkt_model(options.language)
         prefixes = list(options.skip_line_prefixes)
-        with reporter(progress) as report, utf8_strings({"skip_line_prefixes": prefixes}):
+        with reporter(progress) as report:
             for path in paths:
                 data = read_bytes(path)
                 if not corpus._inner.add_nltk_bytes(
@@ -493,7 +499,7 @@ class Corpus:
         tokenizer, sentences = options.tokenizer, options.sentences
         if tokenizer != "kenlm":  # lines as a file's (from_file), whatever their ends
             text = python_newlines(text)
-        text = clean_text(text, options.skip_line_prefixes, options.lowercase)
+        text = _clean_text(text, options.skip_line_prefixes, options.lowercase)
         if tokenizer == "kenlm":
             self._inner.add_kenlm_text(text)  # split in Rust, blank lines kept
         elif tokenizer == "whitespace" and sentences != "punkt":

@@ -31,7 +31,7 @@ from fastppl.errors import (
 )
 from fastppl.progress import Progress, reporter
 from fastppl.result import EvaluationResult
-from fastppl.text import SentenceMode, Tokenizer, _check_prefixes, python_newlines
+from fastppl.text import SentenceMode, Tokenizer, python_newlines
 from fastppl.tokenize import punkt_model
 
 if TYPE_CHECKING:
@@ -691,9 +691,9 @@ class NGramModel:
 
         Raises:
             InvalidTypeError: ``texts`` is a single str or holds something else than str.
-            InvalidArgumentError: a bad option, or a text or a prefix of ``skip_line_prefixes``
-                holding a lone surrogate (not UTF-8, which the core reads; the message names
-                it, ``texts[3]``, and the position).
+            InvalidArgumentError: a bad option (``skip_line_prefixes`` as in
+                `Corpus.from_text`), or a text holding a lone surrogate (not UTF-8, which the
+                core reads; the message names it, ``texts[3]``, and the position).
             NotNormalizedError: a stupid-backoff model, unless ``allow_unnormalized``.
 
         >>> m = NGramModel.fit(Corpus.from_sentences([["a", "b"], ["b", "a"]]), order=2,
@@ -709,13 +709,13 @@ class NGramModel:
         options = _TextOptions.checked(
             tokenizer, sentences, lowercase, skip_line_prefixes, language, "native"
         )
-        prefixes = list(_check_prefixes(options.skip_line_prefixes))
+        prefixes = list(options.skip_line_prefixes)
         punkt = punkt_model(options.language) if options.native_nltk() else None
         self._check_normalized(allow_unnormalized)
         lines = texts
         if options.tokenizer != "kenlm":  # lines as Corpus.from_texts reads them
             lines = [python_newlines(text) for text in texts]
-        with utf8_strings({"texts": texts, "skip_line_prefixes": prefixes}):
+        with utf8_strings({"texts": texts}):
             scores = self._inner.evaluate_texts(
                 lines,
                 options.tokenizer,

@@ -35,7 +35,7 @@ from fastppl.errors import (
     InvalidArgumentError,
 )
 from fastppl.model import ARPA_SMOOTHINGS, NGramModel, fit_arguments, is_binary_name
-from fastppl.text import _check_prefixes, decoder_for
+from fastppl.text import decoder_for
 from fastppl.tokenize import punkt_model
 from fastppl.training import parse_memory
 
@@ -388,7 +388,7 @@ def train(
     task_memory = parse_memory(memory)
     # the text options checked here, before a task starts (each task reads its files with them)
     options = _TextOptions.checked(
-        tokenizer, sentences, lowercase, _check_prefixes(skip_line_prefixes), language, "native"
+        tokenizer, sentences, lowercase, skip_line_prefixes, language, "native"
     )
     decoder_for(encoding, errors)
     if options.native_nltk():
@@ -401,7 +401,7 @@ def train(
         "tokenizer": tokenizer,
         "sentences": sentences,
         "lowercase": lowercase,
-        "skip_line_prefixes": tuple(skip_line_prefixes),
+        "skip_line_prefixes": options.skip_line_prefixes,
         "encoding": encoding,
         "errors": errors,
         "language": language,
@@ -660,6 +660,11 @@ def score(
     Returns:
         The dataset (lazy, as Ray Data is) with the three columns added.
 
+    Raises:
+        InvalidArgumentError, InvalidTypeError: a bad text option (tokenizer, sentences,
+            lowercase, line prefixes, as `Corpus.from_text` refuses them), checked before Ray
+            is used; ``columns`` not three distinct names.
+
     >>> import pathlib, tempfile, ray
     >>> from fastppl import NGramModel
     >>> _ = ray.init(num_cpus=1, include_dashboard=False, ignore_reinit_error=True)
@@ -673,12 +678,16 @@ def score(
     """
     if len(columns) != 3 or len(set(columns)) != 3:
         raise InvalidArgumentError(f"columns must be three distinct names, got {columns!r}")
+    # the text options checked here, before Ray is used, not by each actor once the job started
+    options = _TextOptions.checked(
+        tokenizer, sentences, lowercase, skip_line_prefixes, language, "native"
+    )
     _check_room_for_reads(dataset, concurrency * num_cpus)
     text_options = {
         "tokenizer": tokenizer,
         "sentences": sentences,
         "lowercase": lowercase,
-        "skip_line_prefixes": tuple(skip_line_prefixes),
+        "skip_line_prefixes": options.skip_line_prefixes,
         "language": language,
     }
     # verified once, here: a missing or corrupt file fails now, with fastppl's error, not in an

@@ -36,11 +36,12 @@ from pathlib import PurePosixPath
 from typing import Any, BinaryIO, Literal, get_args
 
 from fastppl import _core
-from fastppl._checks import check_iterable
+from fastppl._checks import check_iterable, check_utf8
 from fastppl.errors import (
     CorpusDecodeError,
     CorpusFileNotFoundError,
     InvalidArgumentError,
+    InvalidTypeError,
 )
 from fastppl.tokenize import ENGINES, Engine, punkt_available, punkt_model, sent_tokenize
 
@@ -238,7 +239,7 @@ def iter_text(
         carry = [decoded[end:]]
         if translate_newlines:
             text = python_newlines(text)
-        text = clean_text(text, prefixes, lowercase)
+        text = _clean_text(text, prefixes, lowercase)
         if text:
             yield text
 
@@ -277,7 +278,8 @@ def read_text(
         CorpusDecodeError: ``errors="strict"`` and the bytes do not decode; the message names the
             file, the byte offset (0-based, in the decompressed bytes) and the line (1-based). Also
             raised for a corrupt compressed file (then without offset).
-        InvalidArgumentError: Unknown ``encoding`` or ``errors``, or bad ``skip_line_prefixes``.
+        InvalidArgumentError: Unknown ``encoding`` or ``errors``, or bad ``skip_line_prefixes``
+            (refused as :func:`clean_text` refuses them).
 
     >>> import pathlib, tempfile
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "t.txt"
@@ -304,22 +306,43 @@ def decoder_for(encoding: str, errors: str) -> codecs.IncrementalDecoder:
     _choice("errors", errors, DECODE_ERRORS)
     try:
         return codecs.getincrementaldecoder(encoding)(errors)
-    except (LookupError, TypeError):
+    # (ValueError: a name holding a lone surrogate or a NUL, which the lookup cannot encode)
+    except (LookupError, TypeError, ValueError):
         raise InvalidArgumentError(f"encoding={encoding!r} is not a known codec") from None
 
 
 def _check_prefixes(skip_line_prefixes: Iterable[str]) -> tuple[str, ...]:
+    """``skip_line_prefixes`` as a tuple, checked: the one check of this option, made once by
+    every entry point that takes it (`Corpus`'s text constructors through
+    ``_TextOptions.checked``, `read_text`, `clean_text`...), whether the lines are then dropped
+    in Python or in the core.
+
+    Refused: a bare str (its characters would be taken for the prefixes), something that is not
+    iterable (:class:`InvalidTypeError`), a prefix that is not a str or is empty (every line
+    starts with ``""``: all would be dropped), and a prefix holding a lone surrogate, which no
+    line of text read as UTF-8 (all the core reads) can start with; the message names the
+    prefix, ``skip_line_prefixes[1]``.
+    """
     if isinstance(skip_line_prefixes, str | bytes):
         raise InvalidArgumentError(
             f"skip_line_prefixes={skip_line_prefixes!r} must be a sequence of strings, "
             f"e.g. ('#', '%'), not a single string"
         )
-    prefixes = tuple(skip_line_prefixes)
-    for p in prefixes:
-        if not isinstance(p, str) or not p:
+    try:
+        prefixes = tuple(skip_line_prefixes)
+    except TypeError:
+        raise InvalidTypeError(
+            "skip_line_prefixes must be a sequence of strings, e.g. ('#', '%'), got "
+            f"{type(skip_line_prefixes).__name__}"
+        ) from None
+    for index, prefix in enumerate(prefixes):
+        name = f"skip_line_prefixes[{index}]"
+        if not isinstance(prefix, str) or not prefix:
             raise InvalidArgumentError(
-                f"skip_line_prefixes: every prefix must be a non-empty string, got {p!r}"
+                f"{name}: every prefix must be a non-empty string, got {prefix!r}"
+                + (" (every line starts with it: all would be dropped)" if prefix == "" else "")
             )
+        check_utf8(name, prefix)
     return prefixes
 
 
@@ -352,12 +375,20 @@ def clean_text(text: str, skip_line_prefixes: Iterable[str] = (), lowercase: boo
         The cleaned text.
 
     Raises:
-        InvalidArgumentError: ``skip_line_prefixes`` is a bare string or holds an empty string.
+        InvalidArgumentError: ``skip_line_prefixes`` is a bare string, or holds an empty string,
+            something else than a str, or a str holding a lone surrogate (refused by every
+            function that takes line prefixes, as the core reads UTF-8 only).
+        InvalidTypeError: ``skip_line_prefixes`` is not iterable.
 
     >>> clean_text("% header\n# Capítulo I\nEra uma vez.\n", ("#", "%"), lowercase=True)
     'era uma vez.\n'
     """
-    prefixes = _check_prefixes(skip_line_prefixes)
+    return _clean_text(text, _check_prefixes(skip_line_prefixes), lowercase)
+
+
+def _clean_text(text: str, prefixes: tuple[str, ...], lowercase: bool) -> str:
+    """`clean_text` with ``prefixes`` already checked (`_check_prefixes`): for the callers that
+    checked them once, and clean many texts or pieces of one."""
     if prefixes:
         lines = text.split("\n")
         kept = [line + "\n" for line in lines[:-1] if not line.startswith(prefixes)]

@@ -28,6 +28,7 @@ from fastppl.errors import (
     ZeroProbabilityWarning,
 )
 from fastppl.model import SMOOTHINGS
+from fastppl.text import clean_text, iter_text, read_text
 
 
 @pytest.fixture(scope="module")
@@ -435,22 +436,6 @@ HALF = "\ud83d"
         (lambda s: list(s.drop_in.full_scores(f"{HALF} a", bos=False)), "sentence", 0),
         (lambda s: s.drop_in.BaseScore(s.state(), HALF, s.state()), "word", 0),
         (lambda s: s.drop_in.BaseFullScore(s.state(), "a" + HALF, s.state()), "word", 1),
-        # the prefixes of skipped lines, where the core drops the lines
-        (
-            lambda s: Corpus.from_file(s.path, skip_line_prefixes=["#", HALF]),
-            "skip_line_prefixes[1]",
-            0,
-        ),
-        (
-            lambda s: Corpus.from_file(s.path, tokenizer="kenlm", skip_line_prefixes=[HALF]),
-            "skip_line_prefixes[0]",
-            0,
-        ),
-        (
-            lambda s: s.model.evaluate_texts(["a b"], skip_line_prefixes=["%" + HALF]),
-            "skip_line_prefixes[0]",
-            1,
-        ),
     ],
     ids=[
         "from_sentences",
@@ -470,13 +455,10 @@ HALF = "\ud83d"
         "kenlm-full_scores",
         "kenlm-BaseScore",
         "kenlm-BaseFullScore",
-        "from_file-prefixes",
-        "from_file-kenlm-prefixes",
-        "evaluate_texts-prefixes",
     ],
 )
 def test_lone_surrogate_names_the_token_and_its_position(scorers, call, where, position):
-    """A token (or word, or prefix) with a lone surrogate is refused as a text is: the error
+    """A token (or word) with a lone surrogate is refused as a text is: the error
     names the argument, the sentence and token indices, the surrogate and its position, with
     the core's UnicodeEncodeError as its cause."""
     message = (
@@ -559,6 +541,139 @@ def test_model_wrong_types(mle, corpus):
 def test_bad_text_options(kwargs, match):
     with pytest.raises(InvalidArgumentError, match=match):
         Corpus.from_text("a b .", **kwargs)
+
+
+# ---- prefixes of skipped lines ----------------------------------------------------------------
+#: Every way a text is read with ``skip_line_prefixes``: the UTF-8 files read strictly go to the
+#: core as bytes (native NLTK reading, KenLM's and whitespace lines), the others are decoded and
+#: cleaned in Python; text given as a str; the scoring of texts in one core call; the text module.
+PREFIX_READERS = {
+    "from_file-utf8-strict-nltk": lambda path, p: Corpus.from_file(path, skip_line_prefixes=p),
+    "from_file-utf8-strict-kenlm": lambda path, p: Corpus.from_file(
+        path, tokenizer="kenlm", skip_line_prefixes=p
+    ),
+    "from_file-utf8-strict-whitespace-lines": lambda path, p: Corpus.from_file(
+        path, tokenizer="whitespace", sentences="lines", skip_line_prefixes=p
+    ),
+    "from_file-utf8-strict-whitespace": lambda path, p: Corpus.from_file(
+        path, tokenizer="whitespace", skip_line_prefixes=p
+    ),
+    "from_file-utf8-strict-python-engine": lambda path, p: Corpus.from_file(
+        path, engine="python", skip_line_prefixes=p
+    ),
+    "from_file-utf8-replace": lambda path, p: Corpus.from_file(
+        path, errors="replace", skip_line_prefixes=p
+    ),
+    "from_file-utf8-ignore-kenlm": lambda path, p: Corpus.from_file(
+        path, tokenizer="kenlm", errors="ignore", skip_line_prefixes=p
+    ),
+    "from_file-latin-1": lambda path, p: Corpus.from_file(
+        path, encoding="latin-1", skip_line_prefixes=p
+    ),
+    "from_file-utf-8-sig-lines": lambda path, p: Corpus.from_file(
+        path, "whitespace", "lines", encoding="utf-8-sig", skip_line_prefixes=p
+    ),
+    "from_files-utf8-strict": lambda path, p: Corpus.from_files([path, path], skip_line_prefixes=p),
+    "from_files-utf8-replace": lambda path, p: Corpus.from_files(
+        [path, path], errors="replace", skip_line_prefixes=p
+    ),
+    "from_text": lambda path, p: Corpus.from_text(path.read_text(), skip_line_prefixes=p),
+    "from_texts": lambda path, p: Corpus.from_texts(
+        [path.read_text()], "kenlm", skip_line_prefixes=p
+    ),
+    "evaluate_texts": lambda path, p: NGramModel.fit(
+        Corpus.from_sentences([["a", "b"]]), order=2, smoothing="witten_bell"
+    ).evaluate_texts([path.read_text()], skip_line_prefixes=p),
+    "read_text": lambda path, p: read_text(path, skip_line_prefixes=p),
+    "iter_text": lambda path, p: list(iter_text(path, skip_line_prefixes=p)),
+    "clean_text": lambda path, p: clean_text(path.read_text(), p),
+}
+
+
+@pytest.mark.parametrize(
+    ("prefixes", "error", "message"),
+    [
+        # every line starts with "": all of them would be dropped, silently
+        (
+            [""],
+            InvalidArgumentError,
+            "skip_line_prefixes[0]: every prefix must be a non-empty string, got '' (every line "
+            "starts with it: all would be dropped)",
+        ),
+        (
+            ("#", 3),
+            InvalidArgumentError,
+            "skip_line_prefixes[1]: every prefix must be a non-empty string, got 3",
+        ),
+        # not the prefixes "a" and "b"
+        (
+            "ab",
+            InvalidArgumentError,
+            "skip_line_prefixes='ab' must be a sequence of strings, e.g. ('#', '%'), not a "
+            "single string",
+        ),
+        # no line of UTF-8 text starts with it
+        (
+            ["#", "%" + HALF],
+            InvalidArgumentError,
+            "skip_line_prefixes[1] holds a lone surrogate ('\\ud83d') at position 1: fastppl's "
+            "native code reads UTF-8 text only",
+        ),
+        (
+            3,
+            InvalidTypeError,
+            "skip_line_prefixes must be a sequence of strings, e.g. ('#', '%'), got int",
+        ),
+    ],
+    ids=["empty", "not-a-str", "bare-str", "lone-surrogate", "not-iterable"],
+)
+@pytest.mark.parametrize("read", PREFIX_READERS.values(), ids=PREFIX_READERS.keys())
+def test_bad_line_prefixes_are_refused_by_every_reading(tmp_path, read, prefixes, error, message):
+    """``skip_line_prefixes`` is checked once, the same way, whichever way the text is then
+    read: the UTF-8 files that the core reads as bytes took ``[""]`` (and dropped every line),
+    ``"ab"`` as the prefixes ``"a"``, ``"b"``, and ``[3]`` with PyO3's TypeError, and a prefix
+    holding a lone surrogate was refused only where the core drops the lines."""
+    path = tmp_path / "text.txt"
+    path.write_text("# a comment\na b .\n", encoding="utf-8")
+    with pytest.raises(error, match=f"^{re.escape(message)}$") as refused:
+        read(path, prefixes)
+    if "surrogate" in message:
+        assert isinstance(refused.value.__cause__, UnicodeEncodeError)
+
+
+@pytest.mark.parametrize("read", PREFIX_READERS.values(), ids=PREFIX_READERS.keys())
+def test_line_prefixes_are_any_iterable_of_strings(tmp_path, read):
+    """A tuple, a list or an iterator of prefixes: the same lines dropped, in every file (an
+    iterator, read by the first file decoded in Python, left the next ones unfiltered)."""
+    path = tmp_path / "text.txt"
+    path.write_text("# a comment\n%x\na b .\n", encoding="utf-8")
+    results = [read(path, prefixes) for prefixes in [("#", "%"), ["#", "%"], iter("#%")]]
+    if isinstance(results[0], Corpus):
+        results = [list(corpus) for corpus in results]
+        assert all(sentence == ["a", "b", "."] for sentence in results[2])
+    elif not isinstance(results[0], str | list):  # an EvaluationResult
+        results = [result.num_tokens for result in results]
+    assert results[0] == results[1] == results[2]
+
+
+@pytest.mark.parametrize(
+    ("read", "encoding"),
+    [
+        (lambda path, encoding: Corpus.from_file(path, encoding=encoding), "utf\udcff8"),
+        (lambda path, encoding: Corpus.from_file(path, "kenlm", encoding=encoding), "\udcff"),
+        (lambda path, encoding: Corpus.from_files([], encoding=encoding), "utf-8\x00"),
+        (lambda path, encoding: read_text(path, encoding), "utf\udcff8"),
+    ],
+    ids=["from_file", "from_file-kenlm", "from_files-none", "read_text"],
+)
+def test_an_encoding_that_is_no_codec_name_is_refused_naming_it(tmp_path, read, encoding):
+    """A name holding a lone surrogate or a NUL is no codec (the lookup raised
+    UnicodeEncodeError, resp. ValueError, on the UTF-8 fast paths and in `read_text`); the
+    encoding is checked even when no file is read."""
+    path = tmp_path / "text.txt"
+    path.write_text("a b\n", encoding="utf-8")
+    with pytest.raises(InvalidArgumentError, match=re.escape(f"encoding={encoding!r} is not a")):
+        read(path, encoding)
 
 
 # ---- reserved tokens --------------------------------------------------------------------------

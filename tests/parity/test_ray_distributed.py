@@ -351,6 +351,13 @@ def test_bad_input_fails_with_fastppl_error_and_no_file(cluster, shards, tmp_pat
         ({"encoding": "utf-9"}, InvalidArgumentError, "encoding='utf-9' is not a known codec"),
         ({"errors": "backslash"}, InvalidArgumentError, "errors"),
         ({"skip_line_prefixes": ("",)}, InvalidArgumentError, "non-empty"),
+        ({"skip_line_prefixes": "#%"}, InvalidArgumentError, "not a single string"),
+        # (each task's reading in the core refused it, once the job had started)
+        (
+            {"skip_line_prefixes": ("#", "\ud83d")},
+            InvalidArgumentError,
+            r"skip_line_prefixes\[1\] holds a lone surrogate",
+        ),
         ({"tokenizer": "nltk", "language": "klingon"}, PunktDataNotFoundError, "klingon"),
         ({"work_dir": "no/such/dir"}, InvalidArgumentError, "is not an existing directory"),
     ],
@@ -522,6 +529,27 @@ def test_score_rejects_a_missing_model_or_column(cluster, tmp_path):
     NGramModel.fit(Corpus.from_sentences([["a", "b"]]), order=2, smoothing="witten_bell").save(path)
     with pytest.raises(Exception, match="no column 'text'"):
         fray.score(path, ds, tokenizer="whitespace", concurrency=1).take_all()
+
+
+@pytest.mark.parametrize(
+    ("option", "error", "message"),
+    [
+        ({"tokenizer": "words"}, InvalidArgumentError, "tokenizer must be one of"),
+        ({"lowercase": "yes"}, InvalidTypeError, "lowercase must be True or False"),
+        ({"skip_line_prefixes": ("",)}, InvalidArgumentError, r"skip_line_prefixes\[0\]: every"),
+        ({"skip_line_prefixes": "#%"}, InvalidArgumentError, "not a single string"),
+        (
+            {"skip_line_prefixes": ("#", "\ud83d")},
+            InvalidArgumentError,
+            r"skip_line_prefixes\[1\] holds a lone surrogate",
+        ),
+    ],
+)
+def test_score_checks_text_options_before_ray_is_used(tmp_path, option, error, message):
+    """Refused by the driver, before the dataset is looked at (the dataset here is none), not
+    by each actor once the job has started."""
+    with pytest.raises(error, match=message):
+        fray.score(tmp_path / "m.fppl", None, **option)  # type: ignore[arg-type]
 
 
 def test_score_refuses_a_lazy_dataset_when_actors_take_every_cpu(cluster, tmp_path):
