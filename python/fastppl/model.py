@@ -662,12 +662,18 @@ class NGramModel:
 
         A token of probability 0 (MLE and unseen words) makes the perplexity ``inf`` and warns
         with :class:`ZeroProbabilityWarning`; nothing is ever NaN.
+
+        Raises:
+            InvalidArgumentError: ``oov`` is not one of the three policies (one holding a lone
+                surrogate is named so: ``oov holds a lone surrogate ...``).
+            InvalidTypeError: ``corpus`` is not a `Corpus`, or ``token_logprobs`` not a bool.
+            NotNormalizedError: a stupid-backoff model, unless ``allow_unnormalized``.
         """
         if not isinstance(corpus, Corpus):
             raise InvalidTypeError(f"corpus must be a fastppl.Corpus, got {type(corpus).__name__}")
         token_logprobs = check_bool("token_logprobs", token_logprobs)
         self._check_normalized(allow_unnormalized)
-        with reporter(progress) as report:
+        with reporter(progress) as report, utf8_strings({"oov": oov}):
             scores = self._inner.evaluate(corpus._inner, oov, token_logprobs, progress=report)
         return self._result(scores, oov)
 
@@ -692,8 +698,9 @@ class NGramModel:
         Raises:
             InvalidTypeError: ``texts`` is a single str or holds something else than str.
             InvalidArgumentError: a bad option (``skip_line_prefixes`` as in
-                `Corpus.from_text`), or a text holding a lone surrogate (not UTF-8, which the
-                core reads; the message names it, ``texts[3]``, and the position).
+                `Corpus.from_text`; ``oov`` as in :meth:`evaluate`), or a text holding a lone
+                surrogate (not UTF-8, which the core reads; the message names it, ``texts[3]``,
+                and the position).
             NotNormalizedError: a stupid-backoff model, unless ``allow_unnormalized``.
 
         >>> m = NGramModel.fit(Corpus.from_sentences([["a", "b"], ["b", "a"]]), order=2,
@@ -715,7 +722,7 @@ class NGramModel:
         lines = texts
         if options.tokenizer != "kenlm":  # lines as Corpus.from_texts reads them
             lines = [python_newlines(text) for text in texts]
-        with utf8_strings({"texts": texts}):
+        with utf8_strings({"texts": texts, "oov": oov}):
             scores = self._inner.evaluate_texts(
                 lines,
                 options.tokenizer,

@@ -436,6 +436,10 @@ HALF = "\ud83d"
         (lambda s: list(s.drop_in.full_scores(f"{HALF} a", bos=False)), "sentence", 0),
         (lambda s: s.drop_in.BaseScore(s.state(), HALF, s.state()), "word", 0),
         (lambda s: s.drop_in.BaseFullScore(s.state(), "a" + HALF, s.state()), "word", 1),
+        # an oov policy (the core reads it as UTF-8 too)
+        (lambda s: s.model.evaluate(Corpus.from_sentences([["a"]]), oov=HALF), "oov", 0),
+        (lambda s: s.model.perplexity(Corpus.from_sentences([["a"]]), "x" + HALF), "oov", 1),
+        (lambda s: s.model.evaluate_texts(["a b"], oov=HALF), "oov", 0),
     ],
     ids=[
         "from_sentences",
@@ -455,10 +459,13 @@ HALF = "\ud83d"
         "kenlm-full_scores",
         "kenlm-BaseScore",
         "kenlm-BaseFullScore",
+        "evaluate-oov",
+        "perplexity-oov",
+        "evaluate_texts-oov",
     ],
 )
 def test_lone_surrogate_names_the_token_and_its_position(scorers, call, where, position):
-    """A token (or word) with a lone surrogate is refused as a text is: the error
+    """A token (or word, or oov policy) with a lone surrogate is refused as a text is: the error
     names the argument, the sentence and token indices, the surrogate and its position, with
     the core's UnicodeEncodeError as its cause."""
     message = (
