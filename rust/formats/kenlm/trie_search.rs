@@ -55,7 +55,8 @@ impl Search for TrieSearch {
         };
         let trie = Trie::parse(bytes, header, quantized, array_pointers, path)?;
         let stored = super::read_u64(bytes, header.data_start).unwrap_or(0);
-        if stored >= header.counts[0] {
+        // (every word but <unk>, which KenLM's sorted vocabulary does not store)
+        if stored.checked_add(1) != Some(header.counts[0]) {
             return Err(format_err(
                 path,
                 format!(
@@ -150,5 +151,27 @@ mod tests {
             }
         }
         assert_eq!(mapped.id("no such word"), UNK);
+    }
+
+    /// A vocabulary that stores fewer or more hashed words than every word but `<unk>` (what
+    /// KenLM writes) is refused, not read with words missing.
+    #[test]
+    fn a_vocabulary_of_another_size_is_refused() {
+        let header = parse_header(&FileBytes::read(SMALL, SMALL.len()).unwrap(), "small").unwrap();
+        let at = header.data_start;
+        let stored = u64::from_le_bytes(SMALL[at..at + 8].try_into().unwrap());
+        assert_eq!(stored + 1, header.counts[0]);
+        for wrong in [0, stored - 1, stored + 1, u64::MAX] {
+            let mut data = SMALL.to_vec();
+            data[at..at + 8].copy_from_slice(&wrong.to_le_bytes());
+            let bytes = Arc::new(FileBytes::read(data.as_slice(), data.len()).unwrap());
+            let header = parse_header(&bytes, "small").unwrap();
+            let e = TrieModel::open(bytes, header, "small".to_string())
+                .err()
+                .unwrap();
+            assert!(e
+                .to_string()
+                .contains(&format!("vocabulary of {wrong} hashed words")));
+        }
     }
 }
