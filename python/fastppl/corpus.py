@@ -183,7 +183,8 @@ class Corpus:
         """One document from already tokenized sentences.
 
         Raises:
-            InvalidTypeError: a sentence is a str, or holds something else than str.
+            InvalidTypeError: a sentence is a str or not iterable, or holds something else than
+                str; the message names the sentence (``sentence 3``).
             InvalidArgumentError: a token holding a lone surrogate (not UTF-8, which the core
                 reads; the message names the sentence and the token, ``sentences[3][7]``, and
                 the position), or the reserved ``<s>`` or ``</s>``.
@@ -198,8 +199,9 @@ class Corpus:
         """Several documents, each an iterable of tokenized sentences.
 
         Raises:
-            InvalidTypeError, InvalidArgumentError: as :meth:`from_sentences`; a token holding a
-                lone surrogate is named with its document, ``documents[1][3][7]``.
+            InvalidTypeError, InvalidArgumentError: as :meth:`from_sentences`, or a document
+                that is not iterable; the message names the document (``documents[1]``), and a
+                token holding a lone surrogate is named with it, ``documents[1][3][7]``.
 
         >>> Corpus.from_documents([[["a"]], [["b", "c"]]]).num_documents
         2
@@ -215,12 +217,22 @@ class Corpus:
         sentence the core consumed."""
         inner = _core.Corpus()
         try:
-            for index, document in enumerate(documents):  # noqa: B007 (read by the except)
+            for index, document in enumerate(documents):
+                if not isinstance(document, Iterable):
+                    raise InvalidTypeError(
+                        f"{name.format(index)} ({type(document)}) is not iterable; "
+                        "expected an iterable of sentences"
+                    )
                 sentences = Tracked(document) if isinstance(document, Iterator) else document
                 inner.add_sentences(sentences)
                 inner.end_document()
         except UnicodeEncodeError as err:
             raise surrogate_error({name.format(index): sentences}, err) from err
+        except InvalidTypeError as err:
+            if name == "sentences" or str(err).startswith(name.format(index)):
+                raise
+            # the core names the sentence within its document: add the document
+            raise InvalidTypeError(f"{name.format(index)}: {err}") from err
         return cls(inner)
 
     @classmethod

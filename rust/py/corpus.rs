@@ -1,6 +1,7 @@
 //! `_core.Corpus`: a tokenized corpus owned by Rust.
 
 use numpy::{IntoPyArray, PyArray1};
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 
@@ -65,8 +66,20 @@ impl PyCorpus {
                      (did you mean Corpus.from_text?)"
                 )));
             }
+            let sentence_tokens = sentence.try_iter().map_err(|err| {
+                // not iterable (an __iter__ raising something else passes as it is)
+                if !err.is_instance_of::<PyTypeError>(sentence.py()) {
+                    return err;
+                }
+                let named = type_error(format!(
+                    "sentence {i} ({}) is not iterable; expected a sequence of token strings",
+                    sentence.get_type()
+                ));
+                named.set_cause(sentence.py(), Some(err));
+                named
+            })?;
             tokens.clear();
-            for token in sentence.try_iter()? {
+            for token in sentence_tokens {
                 let token = token?;
                 let s = token.cast_into::<PyString>().map_err(|e| {
                     type_error(format!(

@@ -320,6 +320,24 @@ def test_oov_wrong_type(mle, corpus):
         (lambda: Corpus.from_sentences([[b"a"]]), "tokens must be str"),
         (lambda: Corpus.from_sentences([5]), "not iterable"),
         (lambda: Corpus.from_sentences(5), "not iterable"),
+        # each names what is not iterable: the sentence, the document
+        (
+            lambda: Corpus.from_sentences([["a"], 5]),
+            r"^sentence 1 \(<class 'int'>\) is not iterable",
+        ),
+        (lambda: Corpus.from_sentences(5), r"^sentences \(<class 'int'>\) is not iterable"),
+        (
+            lambda: Corpus.from_documents([[["a"]], 5]),
+            r"^documents\[1\] \(<class 'int'>\) is not iterable",
+        ),
+        (
+            lambda: Corpus.from_documents([[["a"]], [["b"], 5]]),
+            r"^documents\[1\]: sentence 1 \(<class 'int'>\) is not iterable",
+        ),
+        (
+            lambda: Corpus.from_documents([[["a"]], iter([["b", 2]])]),
+            r"^documents\[1\]: sentence 0: tokens must be str",
+        ),
         (lambda: Corpus.from_text(b"a b", tokenizer="whitespace"), "text must be str"),
     ],
 )
