@@ -8,6 +8,8 @@ import io
 import json
 import pydoc
 import re
+import subprocess
+import sys
 from importlib.metadata import version
 from pathlib import Path
 
@@ -107,6 +109,14 @@ def test_version(capsys):
         main(["--version"])
     assert exit_.value.code == 0
     assert capsys.readouterr().out.strip() == f"fastppl {version('fastppl')}"
+
+
+def test_python_dash_m_runs_the_command():
+    """``python -m fastppl`` is the ``fastppl`` command."""
+    done = subprocess.run(
+        [sys.executable, "-m", "fastppl", "--version"], capture_output=True, text=True, check=False
+    )
+    assert (done.returncode, done.stdout.strip()) == (0, f"fastppl {version('fastppl')}")
 
 
 class _Terminal(io.StringIO):
