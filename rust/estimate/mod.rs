@@ -918,9 +918,13 @@ pub(crate) fn order_discounts(
 }
 
 /// Chen & Goodman's discounts from count-of-counts `n[1..=4]`, in float32 as lmplz computes them.
+///
+/// lmplz forms Y's denominator `n1 + 2 n2` in float64 and rounds it to float32 once
+/// (`static_cast<float>(s.n[1] + 2.0 * s.n[2])`); rounding n1 and n2 first and adding in float32
+/// gives another Y, by one ulp, once n1 + 2 n2 passes 2^24 (large models' higher orders).
 pub fn modified_kn_discounts(order: usize, n: [u64; 5], fallback: bool) -> Result<[f64; 3]> {
     let f = |i: usize| n[i] as f32;
-    let y = f(1) / (f(1) + 2.0 * f(2));
+    let y = f(1) / (n[1] as f64 + 2.0 * n[2] as f64) as f32;
     let mut d = [0.0f32; 3];
     let mut ok = true;
     for j in 1..=3usize {
@@ -1103,6 +1107,20 @@ mod tests {
                 assert_eq!(passes.context_stats(m, &effective[m - 1]).len(), 0);
             }
         }
+    }
+
+    #[test]
+    fn modified_kn_discounts_round_n1_plus_2n2_once_as_lmplz() {
+        // n1 + 2 n2 = 211478577 is not a float32: lmplz rounds the float64 sum once (Y's
+        // denominator 211478576), rounding n1 and 2 n2 first gave 211478592 and D1 one ulp lower
+        // (0.57678396); the expected values are lmplz's float32 arithmetic (numpy.float32).
+        let n = [0, 121_976_881, 44_750_348, 18_914_767, 7_806_689];
+        let d = modified_kn_discounts(5, n, false).unwrap();
+        assert_eq!(d, [0.576784f32, 1.2686268, 2.0477762].map(f64::from));
+        assert_eq!(
+            modified_kn_discounts(2, [0, 100, 40, 20, 10], false).unwrap(),
+            [0.5555555f32, 1.1666666, 1.8888888].map(f64::from)
+        );
     }
 
     #[test]
