@@ -1116,10 +1116,10 @@ mod tests {
         // (0.57678396); the expected values are lmplz's float32 arithmetic (numpy.float32).
         let n = [0, 121_976_881, 44_750_348, 18_914_767, 7_806_689];
         let d = modified_kn_discounts(5, n, false).unwrap();
-        assert_eq!(d, [0.576784f32, 1.2686268, 2.0477762].map(f64::from));
+        assert_eq!(d, [0.576_784_f32, 1.268_626_8, 2.047_776_2].map(f64::from));
         assert_eq!(
             modified_kn_discounts(2, [0, 100, 40, 20, 10], false).unwrap(),
-            [0.5555555f32, 1.1666666, 1.8888888].map(f64::from)
+            [0.555_555_5_f32, 1.166_666_6, 1.888_888_8].map(f64::from)
         );
     }
 
