@@ -362,9 +362,10 @@ def test_bad_input_fails_with_fastppl_error_and_no_file(cluster, shards, tmp_pat
         ({"work_dir": "no/such/dir"}, InvalidArgumentError, "is not an existing directory"),
     ],
 )
-def test_text_options_are_checked_before_any_task(tmp_path, option, error, message):
+def test_text_options_are_checked_before_any_task(tmp_path, monkeypatch, option, error, message):
     """A bad text option or work_dir is refused by the driver, before Ray is used, not by each
     task once the job has started."""
+    monkeypatch.chdir(tmp_path)  # (a relative work_dir is looked for there)
     text = tmp_path / "a.txt"
     text.write_text("a b\n")
     with pytest.raises(error, match=message):
