@@ -5,4 +5,5 @@ import sys
 
 from fastppl.cli import main
 
-sys.exit(main())
+if __name__ == "__main__":  # (imported, as by the doctest runner, it runs nothing)
+    sys.exit(main())
