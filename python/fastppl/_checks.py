@@ -121,7 +121,9 @@ def check_tokens(value: Sequence[str], what: str, *, allow_reserved: bool = True
         ) from None
     for position, token in enumerate(tokens):
         if not isinstance(token, str):
-            raise InvalidTypeError(f"{what} must hold str tokens, got {type(token).__name__}")
+            raise InvalidTypeError(
+                f"{what}[{position}] must be a str token, got {type(token).__name__}"
+            )
         if not allow_reserved and token in RESERVED:
             raise InvalidArgumentError(
                 f"{what} holds the reserved token {token!r} at position {position}: sentence "

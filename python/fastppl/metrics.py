@@ -291,8 +291,10 @@ def score_corpus(
         macro.
 
     Raises:
-        InvalidArgumentError: No documents, an empty document, invalid values,
-            or ``num_units`` of the wrong length.
+        InvalidArgumentError: No documents, an empty document, invalid values (the message
+            names the document, ``per_document_logprobs[2]``), or ``num_units`` of the wrong
+            length.
+        InvalidTypeError: A document that does not hold real numbers (named the same way).
 
     >>> r = score_corpus([[-1.0], [-3.0, -3.0, -3.0]])
     >>> round(r.cross_entropy, 6), round(r.macro_perplexity, 4)
@@ -302,7 +304,13 @@ def score_corpus(
         raise InvalidArgumentError(
             "per_document_logprobs must be a non-empty sequence of per-document arrays"
         )
-    docs = tuple(_as_nats(lp, None, base) for lp in per_document_logprobs)
+    documents = []
+    for index, logprobs in enumerate(per_document_logprobs):
+        try:
+            documents.append(_as_nats(logprobs, None, base))
+        except (InvalidArgumentError, InvalidTypeError) as err:  # naming the document
+            raise type(err)(f"per_document_logprobs[{index}]: {err}") from err
+    docs = tuple(documents)
     units = None
     if num_units is not None:
         units = np.array([_positive_count(u, "num_units") for u in num_units], dtype=np.float64)

@@ -710,9 +710,9 @@ class NGramModel:
         ([3, 0, 4], 7)
         """
         texts = list(check_iterable(texts, "texts", "str"))
-        for text in texts:
+        for index, text in enumerate(texts):
             if not isinstance(text, str):
-                raise InvalidTypeError(f"texts must hold str, got {type(text).__name__}")
+                raise InvalidTypeError(f"texts[{index}] must be a str, got {type(text).__name__}")
         options = _TextOptions.checked(
             tokenizer, sentences, lowercase, skip_line_prefixes, language, "native"
         )

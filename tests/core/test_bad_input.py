@@ -346,6 +346,26 @@ def test_corpus_wrong_types(make, match):
         make()
 
 
+#: A small model for the type checks of its methods.
+_MODEL = NGramModel.fit(Corpus.from_sentences([["a", "b"]]), order=2, smoothing="witten_bell")
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: _MODEL.evaluate_texts(["a", 3]), r"^texts\[1\] must be a str, got int"),
+        (lambda: _MODEL.logprobs(["a", 3]), r"^tokens\[1\] must be a str token, got int"),
+        (lambda: _MODEL.full_scores([None]), r"^tokens\[0\] must be a str token, got NoneType"),
+        (lambda: _MODEL.count(("a", b"b")), r"^ngram\[1\] must be a str token, got bytes"),
+        (lambda: _MODEL.logprob("b", ["a", 1.5]), r"^context\[1\] must be a str token"),
+    ],
+)
+def test_a_token_or_text_of_another_type_is_named(call, match):
+    """What is not a str in a list of texts or tokens is named by its index."""
+    with pytest.raises(InvalidTypeError, match=match):
+        call()
+
+
 @pytest.mark.parametrize(
     ("make", "match"),
     [
@@ -547,7 +567,7 @@ def test_model_wrong_types(mle, corpus):
         mle.logprob(1, ["a"])
     with pytest.raises(TypeError, match="not a str"):
         mle.logprobs("a b")
-    with pytest.raises(TypeError, match="str tokens"):
+    with pytest.raises(TypeError, match=r"tokens\[1\] must be a str token"):
         mle.logprobs(["a", 2])
     with pytest.raises(TypeError, match="not a str"):
         mle.count("ab")

@@ -66,6 +66,20 @@ def test_corpus_micro_and_macro():
 
 
 @pytest.mark.parametrize(
+    ("docs", "error", "match"),
+    [
+        ([[-1.0], []], InvalidArgumentError, r"^per_document_logprobs\[1\]: logprobs is empty"),
+        ([[-1.0], [-1.0, np.nan]], InvalidArgumentError, r"^per_document_logprobs\[1\]: .*NaN"),
+        ([[0.5], [-1.0]], InvalidArgumentError, r"^per_document_logprobs\[0\]: .*<= 0"),
+        ([[-1.0], ["a"]], InvalidTypeError, r"^per_document_logprobs\[1\]: .*real numbers"),
+    ],
+)
+def test_score_corpus_names_the_bad_document(docs, error, match):
+    with pytest.raises(error, match=match):
+        metrics.score_corpus(docs)
+
+
+@pytest.mark.parametrize(
     ("kwargs", "match"),
     [
         ({"logprobs": []}, "empty"),
@@ -112,7 +126,10 @@ def test_values_that_are_not_real_numbers_are_refused(kwargs, match):
     [
         (lambda: metrics.perplexity([[-1.0], [-1.0, -2.0]]), "logprobs"),
         (lambda: metrics.score(probs=[[0.5], [0.5, 0.25]]), "probs"),
-        (lambda: metrics.corpus_perplexity([[-1.0], [[-1.0], [-1.0, -2.0]]]), "logprobs"),
+        (
+            lambda: metrics.corpus_perplexity([[-1.0], [[-1.0], [-1.0, -2.0]]]),
+            r"per_document_logprobs\[1\]: logprobs",
+        ),
         (lambda: metrics.from_logits([[[0.0, 1.0]], [[0.0]]], [[0], [0]]), "logits"),
         (lambda: metrics.from_logits(np.zeros((2, 1, 3)), [[0], [0, 1]]), "labels"),
         (
