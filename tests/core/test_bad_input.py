@@ -592,31 +592,24 @@ def test_bad_text_options(kwargs, match):
 #: Every way a text is read with ``skip_line_prefixes``: the UTF-8 files read strictly go to the
 #: core as bytes (native NLTK reading, KenLM's and whitespace lines), the others are decoded and
 #: cleaned in Python; text given as a str; the scoring of texts in one core call; the text module.
+def _file_reader(**options: object):
+    """A reader of ``PREFIX_READERS``: ``Corpus.from_file`` with ``options``."""
+    return lambda path, p: Corpus.from_file(path, skip_line_prefixes=p, **options)
+
+
 PREFIX_READERS = {
-    "from_file-utf8-strict-nltk": lambda path, p: Corpus.from_file(path, skip_line_prefixes=p),
-    "from_file-utf8-strict-kenlm": lambda path, p: Corpus.from_file(
-        path, tokenizer="kenlm", skip_line_prefixes=p
+    "from_file-utf8-strict-nltk": _file_reader(),
+    "from_file-utf8-strict-kenlm": _file_reader(tokenizer="kenlm"),
+    "from_file-utf8-strict-whitespace-lines": _file_reader(
+        tokenizer="whitespace", sentences="lines"
     ),
-    "from_file-utf8-strict-whitespace-lines": lambda path, p: Corpus.from_file(
-        path, tokenizer="whitespace", sentences="lines", skip_line_prefixes=p
-    ),
-    "from_file-utf8-strict-whitespace": lambda path, p: Corpus.from_file(
-        path, tokenizer="whitespace", skip_line_prefixes=p
-    ),
-    "from_file-utf8-strict-python-engine": lambda path, p: Corpus.from_file(
-        path, engine="python", skip_line_prefixes=p
-    ),
-    "from_file-utf8-replace": lambda path, p: Corpus.from_file(
-        path, errors="replace", skip_line_prefixes=p
-    ),
-    "from_file-utf8-ignore-kenlm": lambda path, p: Corpus.from_file(
-        path, tokenizer="kenlm", errors="ignore", skip_line_prefixes=p
-    ),
-    "from_file-latin-1": lambda path, p: Corpus.from_file(
-        path, encoding="latin-1", skip_line_prefixes=p
-    ),
-    "from_file-utf-8-sig-lines": lambda path, p: Corpus.from_file(
-        path, "whitespace", "lines", encoding="utf-8-sig", skip_line_prefixes=p
+    "from_file-utf8-strict-whitespace": _file_reader(tokenizer="whitespace"),
+    "from_file-utf8-strict-python-engine": _file_reader(engine="python"),
+    "from_file-utf8-replace": _file_reader(errors="replace"),
+    "from_file-utf8-ignore-kenlm": _file_reader(tokenizer="kenlm", errors="ignore"),
+    "from_file-latin-1": _file_reader(encoding="latin-1"),
+    "from_file-utf-8-sig-lines": _file_reader(
+        tokenizer="whitespace", sentences="lines", encoding="utf-8-sig"
     ),
     "from_files-utf8-strict": lambda path, p: Corpus.from_files([path, path], skip_line_prefixes=p),
     "from_files-utf8-replace": lambda path, p: Corpus.from_files(
