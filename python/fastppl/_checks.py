@@ -173,6 +173,31 @@ def check_utf8(name: str, value: str) -> str:
     return value
 
 
+OOV_POLICIES = ("unk", "skip", "error")
+
+
+def check_oov(oov: object) -> str:
+    """``oov``, checked to be one of :data:`OOV_POLICIES` before the core or a Ray actor reads
+    it (a non-str got PyO3's bare :class:`TypeError`; a Ray job would fail only in its actors):
+    :class:`InvalidTypeError` for a non-str, :class:`InvalidArgumentError` for another str (a
+    lone surrogate in it named as :func:`check_utf8` names it).
+
+    >>> check_oov("skip")
+    'skip'
+    >>> check_oov(None)
+    Traceback (most recent call last):
+    ...
+    fastppl.errors.InvalidTypeError: oov must be 'unk', 'skip' or 'error', got None
+    """
+    message = f"oov must be 'unk', 'skip' or 'error', got {oov!r}"
+    if not isinstance(oov, str):
+        raise InvalidTypeError(message)
+    if oov not in OOV_POLICIES:
+        check_utf8("oov", oov)
+        raise InvalidArgumentError(message)
+    return oov
+
+
 class Tracked(Generic[T]):
     """A one-shot iterable of ``items`` that remembers the last item it gave and its index:
     what an error about that item needs once the core has consumed it (a generator cannot be

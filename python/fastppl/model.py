@@ -16,6 +16,7 @@ from fastppl._checks import (
     check_int,
     check_iterable,
     check_number,
+    check_oov,
     check_tokens,
     log_base_divisor,
     surrogate_error,
@@ -671,9 +672,10 @@ class NGramModel:
         """
         if not isinstance(corpus, Corpus):
             raise InvalidTypeError(f"corpus must be a fastppl.Corpus, got {type(corpus).__name__}")
+        oov = check_oov(oov)
         token_logprobs = check_bool("token_logprobs", token_logprobs)
         self._check_normalized(allow_unnormalized)
-        with reporter(progress) as report, utf8_strings({"oov": oov}):
+        with reporter(progress) as report:
             scores = self._inner.evaluate(corpus._inner, oov, token_logprobs, progress=report)
         return self._result(scores, oov)
 
@@ -709,6 +711,7 @@ class NGramModel:
         >>> r.document_num_tokens.tolist(), r.num_tokens
         ([3, 0, 4], 7)
         """
+        oov = check_oov(oov)
         texts = list(check_iterable(texts, "texts", "str"))
         for index, text in enumerate(texts):
             if not isinstance(text, str):
@@ -722,7 +725,7 @@ class NGramModel:
         lines = texts
         if options.tokenizer != "kenlm":  # lines as Corpus.from_texts reads them
             lines = [python_newlines(text) for text in texts]
-        with utf8_strings({"texts": texts, "oov": oov}):
+        with utf8_strings({"texts": texts}):
             scores = self._inner.evaluate_texts(
                 lines,
                 options.tokenizer,

@@ -26,7 +26,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from fastppl import _core
-from fastppl._checks import check_iterable
+from fastppl._checks import check_iterable, check_oov
 from fastppl.corpus import Corpus, _TextOptions
 from fastppl.errors import (
     DistributedTaskError,
@@ -662,8 +662,9 @@ def score(
 
     Raises:
         InvalidArgumentError, InvalidTypeError: a bad text option (tokenizer, sentences,
-            lowercase, line prefixes, as `Corpus.from_text` refuses them), checked before Ray
-            is used; ``columns`` not three distinct names.
+            lowercase, line prefixes, as `Corpus.from_text` refuses them) or ``oov`` (as
+            `NGramModel.evaluate` refuses it), checked before Ray is used; ``columns`` not
+            three distinct names.
 
     >>> import pathlib, tempfile, ray
     >>> from fastppl import NGramModel
@@ -679,6 +680,7 @@ def score(
     if len(columns) != 3 or len(set(columns)) != 3:
         raise InvalidArgumentError(f"columns must be three distinct names, got {columns!r}")
     # the text options checked here, before Ray is used, not by each actor once the job started
+    oov = check_oov(oov)
     options = _TextOptions.checked(
         tokenizer, sentences, lowercase, skip_line_prefixes, language, "native"
     )

@@ -297,15 +297,16 @@ def test_oov_error_names_word_sentence_and_position(corpus):
     assert m.evaluate(ok, oov="error").log_prob == m.evaluate(ok, oov="unk").log_prob
 
 
-@pytest.mark.parametrize("oov", ["ignore", "UNK", "", "raise"])
-def test_bad_oov_string(mle, corpus, oov):
-    with pytest.raises(InvalidArgumentError, match="oov must be"):
+@pytest.mark.parametrize("oov", ["ignore", "UNK", "", "raise", None, 3, b"unk"])
+def test_bad_oov(mle, corpus, oov):
+    """An unknown policy is refused, and so is no str at all (with InvalidTypeError, where
+    PyO3's bare TypeError said "'None' is not an instance of 'str'"), by both scorers."""
+    error = InvalidArgumentError if isinstance(oov, str) else InvalidTypeError
+    message = re.escape(f"oov must be 'unk', 'skip' or 'error', got {oov!r}")
+    with pytest.raises(error, match=message):
         mle.evaluate(corpus, oov=oov)
-
-
-def test_oov_wrong_type(mle, corpus):
-    with pytest.raises(TypeError):
-        mle.evaluate(corpus, oov=None)
+    with pytest.raises(error, match=message):
+        mle.evaluate_texts(["a b"], oov=oov, tokenizer="whitespace")
 
 
 # ---- wrong types ------------------------------------------------------------------------------

@@ -544,6 +544,8 @@ def test_score_rejects_a_missing_model_or_column(cluster, tmp_path):
             InvalidArgumentError,
             r"skip_line_prefixes\[1\] holds a lone surrogate",
         ),
+        ({"oov": "ignore"}, InvalidArgumentError, "oov must be 'unk', 'skip' or 'error'"),
+        ({"oov": None}, InvalidTypeError, "oov must be 'unk', 'skip' or 'error', got None"),
     ],
 )
 def test_score_checks_text_options_before_ray_is_used(tmp_path, option, error, message):
