@@ -153,6 +153,10 @@ def _read_chunks(path: str | PathLike[str], size: int) -> Iterator[bytes]:
         with raw, raw if opener is None else opener(raw, "rb") as f:
             while chunk := f.read(size):
                 yield chunk
+            if opener is not None and raw.tell() == 0:
+                # gzip reads an empty file as an empty stream (xz and bzip2 refuse it): a
+                # compressed file of no bytes at all is one that was never written whole
+                raise EOFError("the file is empty, it holds no compressed stream")
     except FileNotFoundError:
         raise CorpusFileNotFoundError(None, fspath(path)) from None
     except (OSError, EOFError, lzma.LZMAError) as exc:

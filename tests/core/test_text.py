@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from fastppl import Corpus
 from fastppl import text as fptext
 from fastppl.errors import (
     CorpusDecodeError,
@@ -411,6 +412,23 @@ def test_corrupt_compressed_file(tmp_path):
         p.write_bytes(b"this is not compressed data")
         with pytest.raises(CorpusDecodeError, match="cannot decompress"):
             read_text(p)
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".xz", ".bz2"])
+def test_empty_compressed_file_is_refused_and_an_empty_stream_is_read(tmp_path, suffix):
+    """A compressed file of no bytes (never written whole) is refused by every codec: gzip
+    alone read it as an empty text. A compressed empty text reads as one."""
+    empty = tmp_path / f"empty{suffix}"
+    empty.write_bytes(b"")
+    with pytest.raises(CorpusDecodeError, match="cannot decompress"):
+        read_text(empty)
+    with pytest.raises(CorpusDecodeError, match="cannot decompress"):
+        Corpus.from_file(empty, tokenizer="whitespace")
+    stream = tmp_path / f"stream{suffix}"
+    with {".gz": gzip.open, ".xz": lzma.open, ".bz2": bz2.open}[suffix](stream, "wb"):
+        pass
+    assert read_text(stream) == ""
+    assert len(Corpus.from_file(stream, tokenizer="whitespace")) == 0
 
 
 def test_read_text_is_deterministic_on_paths(tmp_path):
