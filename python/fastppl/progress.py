@@ -9,7 +9,9 @@ takes:
 - ``False`` (default): nothing is reported;
 - ``True``: a :mod:`tqdm` bar on stderr, one per stage;
 - a callable ``progress(stage: str, done: int, total: int)``, called at each poll and once at the
-  end of the call (from the calling thread, holding the GIL).
+  end of the call (from the calling thread, holding the GIL). An exception it raises stops the
+  call and is raised by it, as Ctrl-C is; raised by that last call, once the work is done, it
+  still is raised, but an output file the call wrote is already in place, whole.
 
 The same polling makes every long call interruptible: Ctrl-C raises :class:`KeyboardInterrupt`
 within a fraction of a second, and an output that was being written is left as it was.
