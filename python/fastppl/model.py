@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple, get_args
 
 from fastppl import _core
 from fastppl._checks import (
+    RESERVED,
     U64_MAX,
     LogBase,
     check_bool,
@@ -521,11 +522,13 @@ class NGramModel:
 
     def vocab(self) -> list[str]:
         """The vocabulary, ``<unk>``, ``<s>``, ``</s>`` first (``<unk>`` first, then KenLM's id
-        order, for a KenLM binary file, whose words are read from the end of the file)."""
-        return self._inner.vocab()
+        order, for a KenLM binary file, whose words are read from the end of the file). Without
+        bos_eos, neither ``<s>`` nor ``</s>``: such a model never sees nor predicts them."""
+        words = self._inner.vocab()
+        return words if self.bos_eos else [w for w in words if w not in RESERVED]
 
     def __contains__(self, word: object) -> bool:
-        if not isinstance(word, str):
+        if not isinstance(word, str) or (word in RESERVED and not self.bos_eos):
             return False
         try:
             return self._inner.contains(word)

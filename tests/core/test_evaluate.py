@@ -135,6 +135,21 @@ def test_logprobs_follow_the_history(model):
         assert values[i] == plain.logprob(s[i], s[max(0, i - 2) : i]), i
 
 
+@pytest.mark.parametrize("bos_eos", [True, False])
+def test_vocab_holds_the_markers_a_model_uses(bos_eos):
+    """With bos_eos, ``<s>`` and ``</s>`` are words of the model (as in KenLM's); without, the
+    model never sees nor predicts them, and neither lists them nor says it holds them: its
+    vocabulary is then exactly the |V| its distributions sum over."""
+    m = NGramModel.fit(
+        Corpus.from_sentences(TRAIN), order=2, smoothing="witten_bell", bos_eos=bos_eos
+    )
+    words = m.vocab()
+    assert words[0] == "<unk>" and len(set(words)) == len(words)
+    for marker in ("<s>", "</s>"):
+        assert (marker in words) == (marker in m) == bos_eos
+    assert len(words) == m.vocab_size + bos_eos  # |V| leaves <s> out
+
+
 @pytest.mark.parametrize(
     ("base", "divisor"),
     [(2, math.log(2)), (10, math.log(10)), (math.e, 1.0), ("e", 1.0), (2.5, math.log(2.5))],
