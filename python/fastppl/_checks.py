@@ -10,7 +10,7 @@ import os
 import re
 import reprlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Generic, Literal, TypeVar, overload
+from typing import Generic, Literal, TypeVar, get_args, overload
 
 from fastppl.errors import InvalidArgumentError, InvalidTypeError
 
@@ -173,7 +173,9 @@ def check_utf8(name: str, value: str) -> str:
     return value
 
 
-OOV_POLICIES = ("unk", "skip", "error")
+#: What ``oov=`` accepts (see `NGramModel.evaluate`).
+OovPolicy = Literal["unk", "skip", "error"]
+OOV_POLICIES: tuple[str, ...] = get_args(OovPolicy)
 
 
 def check_oov(oov: object) -> str:

@@ -13,6 +13,7 @@ from fastppl._checks import (
     RESERVED,
     U64_MAX,
     LogBase,
+    OovPolicy,
     check_bool,
     check_int,
     check_iterable,
@@ -50,7 +51,6 @@ Smoothing = Literal[
     "modified_kneser_ney",
     "stupid_backoff",
 ]
-OovPolicy = Literal["unk", "skip", "error"]
 
 #: The estimator names, in the order of :data:`Smoothing`. The list itself is the Rust core's
 #: (``_core.SMOOTHINGS``: each name with the parameters it takes and their defaults); the
