@@ -146,7 +146,7 @@ class Model:
     fastppl.errors.ModelFileNotFoundError: model file not found: '/no/such/model.arpa'
     """
 
-    def __init__(self, path: str | os.PathLike[str], config: object = None) -> None:
+    def __init__(self, path: str | bytes | os.PathLike[str], config: object = None) -> None:
         #: the absolute path as bytes, as the kenlm module has it
         self.path = os.fsencode(os.path.abspath(path))
         self._model = NGramModel.from_file(os.fsdecode(self.path))
@@ -266,6 +266,11 @@ class Model:
             except UnicodeDecodeError:  # no word of the model
                 return False
         return word != "<unk>" and word in self._model
+
+    def __reduce__(self) -> tuple[type[Model], tuple[bytes]]:
+        """Pickles as the path, as the kenlm module does: unpickling opens the file again (so
+        that a model can be sent to ``multiprocessing`` workers)."""
+        return (type(self), (self.path,))
 
     def __repr__(self) -> str:
         return f"<Model from {self.path!r}>"

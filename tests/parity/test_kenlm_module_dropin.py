@@ -4,6 +4,7 @@ compare the shared, larger models)."""
 
 from __future__ import annotations
 
+import pickle
 import sys
 from pathlib import Path
 
@@ -115,3 +116,14 @@ def test_code_written_for_kenlm_runs_unchanged(
     monkeypatch.setitem(sys.modules, "kenlm", fastppl.kenlm)
     got = document_perplexities(path, documents)
     assert got == pytest.approx(expected, rel=1e-5)
+
+
+def test_models_pickle_as_their_path_as_in_kenlm(models) -> None:
+    """kenlm.Model pickles as its path (``__reduce__``), so that code sending a model to
+    multiprocessing workers runs; fastppl's raised TypeError (its Rust model cannot pickle)."""
+    ours, theirs = models
+    copy = pickle.loads(pickle.dumps(ours))
+    assert type(copy) is fastppl.kenlm.Model and copy is not ours
+    assert copy.path == ours.path == pickle.loads(pickle.dumps(theirs)).path
+    assert copy.order == 4
+    assert list(copy.full_scores("o dia xyzzy")) == list(ours.full_scores("o dia xyzzy"))
