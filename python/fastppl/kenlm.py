@@ -24,6 +24,12 @@ Differences from the ``kenlm`` module:
   :class:`fastppl.errors.InvalidArgumentError` here when an id is out of range.
 - A state given to ``BaseScore`` must be a :class:`State` (:class:`fastppl.errors.InvalidTypeError`,
   a ``TypeError``); ``kenlm`` lets ``None`` through.
+- A file that cannot be read as a model (malformed, truncated, a folder) raises
+  :class:`ModelReadError`, a :class:`fastppl.errors.ModelFormatError` that is also an
+  ``OSError`` as kenlm's is, naming the file and line; a missing one
+  :class:`fastppl.errors.ModelFileNotFoundError` (a ``FileNotFoundError``). A ``path`` that is
+  not a str, bytes or os.PathLike raises :class:`fastppl.errors.InvalidTypeError`, one holding
+  a NUL character :class:`fastppl.errors.InvalidArgumentError`.
 - ``Config`` and ``LoadMethod`` are not provided (the ``config`` argument is ignored).
 - Opening a fastppl model fitted with ``bos_eos=False`` raises
   :class:`fastppl.errors.InvalidArgumentError`, and one of stupid backoff (scores, not
@@ -58,7 +64,13 @@ from collections.abc import Iterator
 
 from fastppl import _core
 from fastppl._checks import surrogate_error
-from fastppl.errors import InvalidArgumentError, InvalidTypeError, NotNormalizedError
+from fastppl.errors import (
+    FastpplError,
+    InvalidArgumentError,
+    InvalidTypeError,
+    ModelFormatError,
+    NotNormalizedError,
+)
 from fastppl.model import NGramModel, TokenScores
 from fastppl.text import kenlm_words
 
@@ -130,6 +142,17 @@ class FullScoreReturn:
         return f"FullScoreReturn({self.log_prob!r}, {self.ngram_length!r}, {self.oov!r})"
 
 
+class ModelReadError(ModelFormatError, OSError):
+    """A model file :class:`Model` cannot read: malformed, truncated, of no known kind, a folder
+    or unreadable. A :class:`fastppl.errors.ModelFormatError` that is also an ``OSError``, as the
+    kenlm module raises ``OSError`` for any file it cannot read (code written for it catches
+    that); a missing file raises :class:`fastppl.errors.ModelFileNotFoundError`, also one.
+
+    >>> issubclass(ModelReadError, OSError), issubclass(ModelReadError, ModelFormatError)
+    (True, True)
+    """
+
+
 class Model:
     """An n-gram model read from ``path`` (ARPA, plain or compressed, fastppl binary, or a KenLM
     binary file, probing or trie, used in place).
@@ -148,8 +171,8 @@ class Model:
 
     def __init__(self, path: str | bytes | os.PathLike[str], config: object = None) -> None:
         #: the absolute path as bytes, as the kenlm module has it
-        self.path = os.fsencode(os.path.abspath(path))
-        self._model = NGramModel.from_file(os.fsdecode(self.path))
+        self.path = _absolute_path(path)
+        self._model = _open(os.fsdecode(self.path))
         if not self._model.bos_eos:
             raise InvalidArgumentError(
                 f"{os.fsdecode(self.path)}: the model was fitted with bos_eos=False, but "
@@ -278,6 +301,43 @@ class Model:
 
 #: ``kenlm.LanguageModel``: the same class.
 LanguageModel = Model
+
+
+def _absolute_path(path: object) -> bytes:
+    """``path`` made absolute, as bytes (``kenlm.Model.path``).
+
+    Raises:
+        InvalidTypeError: ``path`` is not a str, bytes or os.PathLike.
+        InvalidArgumentError: ``path`` holds a NUL character (no file has such a name).
+    """
+    if not isinstance(path, str | bytes | os.PathLike):
+        raise InvalidTypeError(
+            f"path must be a str, bytes or os.PathLike, got {type(path).__name__}"
+        )
+    absolute = os.fsencode(os.path.abspath(path))
+    if b"\0" in absolute:
+        raise InvalidArgumentError(f"model path {os.fspath(path)!r} holds a NUL character")
+    return absolute
+
+
+def _open(path: str) -> NGramModel:
+    """The model in the file ``path``; a file that cannot be read as a model raises an
+    ``OSError``, as in the kenlm module.
+
+    Raises:
+        ModelFileNotFoundError: ``path`` does not exist.
+        ModelReadError: the file is malformed, of no known kind, a folder or unreadable.
+    """
+    try:
+        return NGramModel.from_file(path)
+    except ModelFormatError as err:
+        raise ModelReadError(str(err), err.path or path, err.line) from err
+    except OSError as err:
+        if isinstance(err, FastpplError):  # ModelFileNotFoundError
+            raise
+        raise ModelReadError(
+            f"cannot read model file {path!r}: {err.strerror or err}", path
+        ) from err
 
 
 def _words(sentence: str | bytes) -> list[str]:

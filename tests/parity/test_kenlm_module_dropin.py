@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import fastppl.kenlm
+from fastppl.errors import InvalidArgumentError, InvalidTypeError, ModelFormatError
 
 kenlm = pytest.importorskip("kenlm")
 
@@ -93,6 +94,50 @@ def test_missing_file_is_an_oserror_as_in_kenlm(tmp_path: Path) -> None:
         kenlm.Model(str(tmp_path / "none.arpa"))
     with pytest.raises(OSError):
         fastppl.kenlm.Model(tmp_path / "none.arpa")
+
+
+def _unreadable_models(folder: Path, arpa: Path) -> dict[str, tuple[Path, str]]:
+    """Files neither module can read as a model, each with what fastppl's error says."""
+    text = arpa.read_bytes()
+    files = {"empty": b"", "not_arpa": b"hello world\n", "truncated": text[: len(text) // 3]}
+    found = {}
+    for name, content in files.items():
+        (folder / name).write_bytes(content)
+        found[name] = (folder / name, f"{folder / name}, line ")
+    (folder / "folder").mkdir()
+    found["folder"] = (folder / "folder", f"cannot read model file '{folder / 'folder'}': Is a")
+    return found
+
+
+@pytest.mark.parametrize("kind", ["empty", "not_arpa", "truncated", "folder"])
+def test_unreadable_file_is_an_oserror_as_in_kenlm(
+    tmp_path: Path, lmplz_o4_arpa_path: Path, kind: str
+) -> None:
+    """kenlm raises OSError for any file it cannot read (code written for it catches that);
+    fastppl raised ModelFormatError (a ValueError only), or a bare IsADirectoryError."""
+    path, message = _unreadable_models(tmp_path, lmplz_o4_arpa_path)[kind]
+    with pytest.raises(OSError, match="Cannot read model"):
+        kenlm.Model(str(path))
+    with pytest.raises(fastppl.kenlm.ModelReadError) as info:
+        fastppl.kenlm.Model(path)
+    assert isinstance(info.value, OSError) and isinstance(info.value, ModelFormatError)
+    assert str(info.value).startswith(message)
+    assert info.value.path == str(path)
+
+
+@pytest.mark.parametrize(
+    ("path", "error", "message"),
+    [
+        (None, InvalidTypeError, "path must be a str, bytes or os.PathLike, got NoneType"),
+        (3, InvalidTypeError, "path must be a str, bytes or os.PathLike, got int"),
+        ("m\0.arpa", InvalidArgumentError, r"model path 'm\\x00.arpa' holds a NUL character"),
+    ],
+)
+def test_bad_paths_raise_clear_errors(path: object, error: type, message: str) -> None:
+    """Not a path: a bare TypeError (expected str, bytes or os.PathLike object) or ValueError
+    (embedded null byte) from os, naming no argument; kenlm raises TypeError for the first."""
+    with pytest.raises(error, match=f"^{message}$"):
+        fastppl.kenlm.Model(path)
 
 
 def test_code_written_for_kenlm_runs_unchanged(
