@@ -24,6 +24,9 @@ Differences from the ``kenlm`` module:
   :class:`fastppl.errors.InvalidArgumentError` here when an id is out of range.
 - A state given to ``BaseScore`` must be a :class:`State` (:class:`fastppl.errors.InvalidTypeError`,
   a ``TypeError``); ``kenlm`` lets ``None`` through.
+- A sentence or word holding a NUL character (``"\\0"``) raises
+  :class:`fastppl.errors.InvalidArgumentError` naming its position: ``kenlm`` cuts it there
+  (``score("o\\0dia")`` scores ``"o"``, ``full_scores`` an empty word), silently.
 - A file that cannot be read as a model (malformed, truncated, a folder) raises
   :class:`ModelReadError`, a :class:`fastppl.errors.ModelFormatError` that is also an
   ``OSError`` as kenlm's is, naming the file and line; a missing one
@@ -196,9 +199,9 @@ class Model:
         whitespace as in KenLM (a ``bytes`` sentence is UTF-8).
 
         Raises:
-            InvalidArgumentError: a word is ``<s>`` or ``</s>``, a ``bytes`` sentence is not
-                UTF-8, or a str one holds a lone surrogate (not UTF-8; the message names its
-                position in ``sentence``).
+            InvalidArgumentError: a word is ``<s>`` or ``</s>``, the sentence holds a NUL
+                character, a ``bytes`` sentence is not UTF-8, or a str one holds a lone
+                surrogate (not UTF-8; the message names its position in ``sentence``).
             InvalidTypeError: ``sentence`` is neither str nor bytes, or ``bos``/``eos`` not a
                 bool.
 
@@ -263,9 +266,10 @@ class Model:
 
         Raises:
             InvalidTypeError: a state is not a :class:`State`, or ``word`` neither str nor bytes.
-            InvalidArgumentError: a ``bytes`` word is not UTF-8, a str one holds a lone
-                surrogate (not UTF-8; the message names its position), or ``in_state`` was
-                written by another model (a word id out of range).
+            InvalidArgumentError: ``word`` holds a NUL character, a ``bytes`` one is not
+                UTF-8, a str one holds a lone surrogate (not UTF-8; the message names its
+                position), or ``in_state`` was written by another model (a word id out of
+                range).
         """
         _check_state("in_state", in_state)
         _check_state("out_state", out_state)
@@ -348,16 +352,21 @@ def _words(sentence: str | bytes) -> list[str]:
 
 def _text(value: str | bytes, name: str) -> str:
     """``value`` as a str: a ``bytes`` one is decoded as UTF-8, as the kenlm module encodes a
-    str."""
+    str. A NUL character is refused: kenlm's C++ side reads a C string, cut there."""
     if isinstance(value, bytes):
         try:
-            return value.decode("utf-8")
+            value = value.decode("utf-8")
         except UnicodeDecodeError as e:
             raise InvalidArgumentError(
                 f"{name} is not valid UTF-8: byte {e.start} ({value[e.start : e.start + 1]!r})"
             ) from None
-    if not isinstance(value, str):
+    elif not isinstance(value, str):
         raise InvalidTypeError(f"{name} must be a str or bytes, got {type(value).__name__}")
+    if "\0" in value:
+        raise InvalidArgumentError(
+            f"{name} holds a NUL character at position {value.index(chr(0))}: the kenlm module "
+            "reads a word or sentence only up to it (C strings), so no score is right for it"
+        )
     return value
 
 

@@ -172,3 +172,28 @@ def test_models_pickle_as_their_path_as_in_kenlm(models) -> None:
     assert copy.path == ours.path == pickle.loads(pickle.dumps(theirs)).path
     assert copy.order == 4
     assert list(copy.full_scores("o dia xyzzy")) == list(ours.full_scores("o dia xyzzy"))
+
+
+@pytest.mark.parametrize("text", ["o\0dia", "o dia\0", b"o\0dia", "\0"])
+def test_nul_in_a_sentence_or_word_is_refused(models, text: str | bytes) -> None:
+    """kenlm reads a sentence or word as a C string, cut at NUL, silently and not even alike
+    in score and full_scores; fastppl scored "o\\0dia" as one unknown word. Refused now."""
+    ours, theirs = models
+    if text == "o\0dia":  # what kenlm does: garbage, not one answer
+        assert theirs.score(text) == pytest.approx(theirs.score("o"), abs=1e-6)
+        assert next(iter(theirs.full_scores("\0")))[2] is True
+        assert theirs.score("\0") == pytest.approx(theirs.score(""), abs=1e-6)
+    position = (text.decode() if isinstance(text, bytes) else text).index("\0")
+    for call in (ours.score, ours.perplexity, lambda s: list(ours.full_scores(s, bos=False))):
+        with pytest.raises(
+            InvalidArgumentError,
+            match=f"^sentence holds a NUL character at position {position}: the kenlm module reads",
+        ):
+            call(text)
+    state, out = fastppl.kenlm.State(), fastppl.kenlm.State()
+    ours.BeginSentenceWrite(state)
+    with pytest.raises(
+        InvalidArgumentError, match=f"^word holds a NUL character at position {position}"
+    ):
+        ours.BaseScore(state, text, out)
+    assert text not in ours
