@@ -14,8 +14,9 @@ Differences from the ``kenlm`` module:
 - ARPA files, fastppl binary models and KenLM's binary files are read; KenLM's binary files
   (probing, ``build_binary``'s default, and tries, also quantized or with compressed pointers)
   are mapped and scored in place, as ``kenlm`` does.
-- ``<s>`` and ``</s>`` inside a sentence given to ``score``/``full_scores`` raise
-  :class:`fastppl.errors.InvalidArgumentError`; ``BaseScore`` takes them as words, as KenLM does.
+- ``<s>`` and ``</s>`` inside a sentence given to ``score``/``full_scores`` are words, as in
+  KenLM (``score("<s> a fragment", bos=False)``, ``score("a fragment </s>", eos=False)``): such a
+  sentence is scored a word at a time with ``BaseFullScore``, in Python (slower).
 - ``BaseScore(state, "<s>", out)`` takes log10 p(``<s>``) = 0 (what lmplz writes) whatever the
   file says: fastppl keeps no probability for ``<s>``, which is never predicted.
 - States compare equal exactly when KenLM's do (the same kept context); their order (``<``) is a
@@ -64,6 +65,8 @@ import functools
 import math
 import os
 from collections.abc import Iterator
+
+import numpy as np
 
 from fastppl import _core
 from fastppl._checks import surrogate_error
@@ -199,9 +202,9 @@ class Model:
         whitespace as in KenLM (a ``bytes`` sentence is UTF-8).
 
         Raises:
-            InvalidArgumentError: a word is ``<s>`` or ``</s>``, the sentence holds a NUL
-                character, a ``bytes`` sentence is not UTF-8, or a str one holds a lone
-                surrogate (not UTF-8; the message names its position in ``sentence``).
+            InvalidArgumentError: the sentence holds a NUL character, a ``bytes`` sentence is
+                not UTF-8, or a str one holds a lone surrogate (not UTF-8; the message names
+                its position in ``sentence``).
             InvalidTypeError: ``sentence`` is neither str nor bytes, or ``bos``/``eos`` not a
                 bool.
 
@@ -233,13 +236,41 @@ class Model:
         """The log10 scores of the words of ``sentence``; a word holding a lone surrogate is
         named by its position in ``sentence``."""
         text = _text(sentence, "sentence")
+        words = kenlm_words(text)
+        if "<s>" in words or "</s>" in words:
+            return self._chained_scores(text, words, bos, eos)
         try:  # (not utf8_strings: a context manager took about a fifth of a call's time)
-            return self._model.full_scores(kenlm_words(text), 10, bos=bos, eos=eos)
+            return self._model.full_scores(words, 10, bos=bos, eos=eos)
         except InvalidArgumentError as err:  # one about a token of text, made by full_scores
             error = surrogate_error({"sentence": text}, err)
             if error is None:
                 raise
             raise error from err.__cause__
+
+    def _chained_scores(self, text: str, words: list[str], bos: bool, eos: bool) -> TokenScores:
+        """The scores of ``words``, which hold ``<s>`` or ``</s>``, one word at a time with
+        :meth:`BaseFullScore`, as the kenlm module scores every sentence (``NGramModel`` refuses
+        the markers in a sentence); ``text`` is the sentence, named by a surrogate's error."""
+        state, out = State(), State()
+        if bos:
+            self.BeginSentenceWrite(state)
+        logprob, ngram_length, oov = [], [], []
+        for word in [*words, "</s>"] if eos else words:
+            try:
+                r = self.BaseFullScore(state, word, out)
+            except InvalidArgumentError as err:  # a lone surrogate, named by position in text
+                if isinstance(err.__cause__, UnicodeEncodeError):
+                    raise surrogate_error({"sentence": text}, err.__cause__) from err.__cause__
+                raise
+            logprob.append(r.log_prob)
+            ngram_length.append(r.ngram_length)
+            oov.append(r.oov)
+            state, out = out, state
+        return TokenScores(
+            np.array(logprob, dtype=np.float64),
+            np.array(ngram_length, dtype=np.uint32),
+            np.array(oov, dtype=bool),
+        )
 
     def BeginSentenceWrite(self, state: State) -> None:  # noqa: N802 (kenlm's name)
         """Sets ``state`` to the start of a sentence (the context ``<s>``)."""

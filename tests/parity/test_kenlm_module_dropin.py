@@ -197,3 +197,31 @@ def test_nul_in_a_sentence_or_word_is_refused(models, text: str | bytes) -> None
     ):
         ours.BaseScore(state, text, out)
     assert text not in ours
+
+
+#: Sentences holding the markers: the kenlm module's own docstring of score() advises the first
+#: two ("<s> this is a sentence" with bos=False; "a fragment </s>" with eos=False).
+MARKED = ["<s> o dia de hoje", "o dia </s>", "o <s> dia", "</s>", "<s>", "<s> <s> </s> xyzzy"]
+
+
+@pytest.mark.parametrize("sentence", MARKED)
+@pytest.mark.parametrize(
+    ("bos", "eos"), [(True, True), (False, True), (True, False), (False, False)]
+)
+def test_sentence_markers_in_a_sentence_are_words_as_in_kenlm(
+    models, sentence: str, bos: bool, eos: bool
+) -> None:
+    """kenlm scores <s> and </s> written in a sentence as words (its score() docstring shows
+    it); fastppl raised InvalidArgumentError ('tokens holds the reserved token')."""
+    ours, theirs = models
+    got = list(ours.full_scores(sentence, bos=bos, eos=eos))
+    expected = list(theirs.full_scores(sentence, bos=bos, eos=eos))
+    assert [g[1:] for g in got] == [e[1:] for e in expected]
+    assert [g[0] for g in got] == pytest.approx([e[0] for e in expected], abs=1e-6)
+    assert ours.score(sentence, bos=bos, eos=eos) == pytest.approx(
+        theirs.score(sentence, bos=bos, eos=eos), abs=1e-5
+    )
+    assert ours.perplexity(sentence) == pytest.approx(theirs.perplexity(sentence), rel=1e-6)
+    assert ours.score("<s> o dia", bos=False) == pytest.approx(ours.score("o dia"), abs=1e-6)
+    with pytest.raises(InvalidArgumentError, match=r"^sentence holds a lone surrogate"):
+        ours.score(sentence + " \ud800")
