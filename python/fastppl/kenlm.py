@@ -34,7 +34,9 @@ Differences from the ``kenlm`` module:
   :class:`fastppl.errors.ModelFileNotFoundError` (a ``FileNotFoundError``). A ``path`` that is
   not a str, bytes or os.PathLike raises :class:`fastppl.errors.InvalidTypeError`, one holding
   a NUL character :class:`fastppl.errors.InvalidArgumentError`.
-- ``Config`` and ``LoadMethod`` are not provided (the ``config`` argument is ignored).
+- :class:`Config`, :class:`LoadMethod` and :class:`ARPALoadComplain` hold kenlm's settings and
+  values, so that code setting them runs, but have no effect: KenLM binary files are mapped,
+  other files read, no progress is shown and ARPA files are checked alike.
 - Opening a fastppl model fitted with ``bos_eos=False`` raises
   :class:`fastppl.errors.InvalidArgumentError`, and one of stupid backoff (scores, not
   probabilities) :class:`fastppl.errors.NotNormalizedError`: KenLM's models have neither.
@@ -148,6 +150,43 @@ class FullScoreReturn:
         return f"FullScoreReturn({self.log_prob!r}, {self.ngram_length!r}, {self.oov!r})"
 
 
+class LoadMethod:
+    """How KenLM reads a binary file (``kenlm.LoadMethod``, its values): for :class:`Config`,
+    without effect here."""
+
+    LAZY = 0
+    POPULATE_OR_LAZY = 1
+    POPULATE_OR_READ = 2
+    READ = 3
+    PARALLEL_READ = 4
+
+
+class ARPALoadComplain:
+    """Which ARPA oddities KenLM reports (``kenlm.ARPALoadComplain``, its values): for
+    :class:`Config`, without effect here."""
+
+    ALL = 0
+    EXPENSIVE = 1
+    NONE = 2
+
+
+class Config:
+    """``kenlm.Config``: the settings of :class:`Model`, with kenlm's defaults. Accepted so that
+    code written for kenlm runs; fastppl reads every model alike, whatever they say.
+
+    >>> config = Config()
+    >>> config.load_method == LoadMethod.POPULATE_OR_READ, config.show_progress
+    (True, True)
+    """
+
+    __slots__ = ("arpa_complain", "load_method", "show_progress")
+
+    def __init__(self) -> None:
+        self.load_method: int = LoadMethod.POPULATE_OR_READ
+        self.show_progress: bool = True
+        self.arpa_complain: int = ARPALoadComplain.ALL
+
+
 class ModelReadError(ModelFormatError, OSError):
     """A model file :class:`Model` cannot read: malformed, truncated, of no known kind, a folder
     or unreadable. A :class:`fastppl.errors.ModelFormatError` that is also an ``OSError``, as the
@@ -167,7 +206,7 @@ class Model:
 
     Args:
         path: the model file.
-        config: accepted for compatibility with ``kenlm.Model(path, config)``; ignored.
+        config: a :class:`Config`, as in ``kenlm.Model(path, config)``; without effect.
 
     >>> Model("/no/such/model.arpa")
     Traceback (most recent call last):

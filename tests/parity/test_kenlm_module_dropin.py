@@ -225,3 +225,31 @@ def test_sentence_markers_in_a_sentence_are_words_as_in_kenlm(
     assert ours.score("<s> o dia", bos=False) == pytest.approx(ours.score("o dia"), abs=1e-6)
     with pytest.raises(InvalidArgumentError, match=r"^sentence holds a lone surrogate"):
         ours.score(sentence + " \ud800")
+
+
+def test_config_code_written_for_kenlm_runs_unchanged(
+    lmplz_o4_arpa_path: Path, monkeypatch
+) -> None:
+    """kenlm.Config, LoadMethod and ARPALoadComplain: fastppl.kenlm had none (AttributeError)."""
+    for name in ("LAZY", "POPULATE_OR_LAZY", "POPULATE_OR_READ", "READ", "PARALLEL_READ"):
+        assert getattr(fastppl.kenlm.LoadMethod, name) == getattr(kenlm.LoadMethod, name)
+    for name in ("ALL", "EXPENSIVE", "NONE"):
+        assert getattr(fastppl.kenlm.ARPALoadComplain, name) == getattr(
+            kenlm.ARPALoadComplain, name
+        )
+    ours, theirs = fastppl.kenlm.Config(), kenlm.Config()
+    for name in ("load_method", "show_progress", "arpa_complain"):
+        assert getattr(ours, name) == getattr(theirs, name)
+
+    def scores(path: str) -> float:
+        import kenlm as module  # whichever module sys.modules holds
+
+        config = module.Config()
+        config.load_method = module.LoadMethod.LAZY
+        config.show_progress = False
+        config.arpa_complain = module.ARPALoadComplain.NONE
+        return module.Model(path, config).score("o dia")
+
+    expected = scores(str(lmplz_o4_arpa_path))
+    monkeypatch.setitem(sys.modules, "kenlm", fastppl.kenlm)
+    assert scores(str(lmplz_o4_arpa_path)) == pytest.approx(expected, abs=1e-5)
