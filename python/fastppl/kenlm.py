@@ -9,8 +9,10 @@ call, and ``BaseScore`` scores its one word in Rust.
 
 Differences from the ``kenlm`` module:
 
-- ``score`` sums in float64 where KenLM sums in float32: totals can differ by ~1e-5 on long
-  sentences (each token's score agrees to 1e-6).
+- ``score`` sums in float64 where KenLM sums in float32, whose error grows with the sentence's
+  length (each token's score agrees to 1e-6): on Machado's words with
+  ``machado-small.o5.arpa.gz``, 2e-7 apart for 20 words, 8e-4 for 1,000 and 3.3 for 100,000
+  (kenlm -175327.22 against -175330.49, the sum of its own ``full_scores`` -175330.49).
 - ARPA files, fastppl binary models and KenLM's binary files are read; KenLM's binary files
   (probing, ``build_binary``'s default, and tries, also quantized or with compressed pointers)
   are mapped and scored in place, as ``kenlm`` does.
