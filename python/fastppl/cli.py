@@ -630,12 +630,24 @@ def _text_output(path: str | None) -> Iterator[Any]:
     except OSError as e:  # named after the output, not the temporary file beside it
         raise OSError(e.errno, e.strerror, path) from None
     try:
+        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp's 0o600 -> what a new file would get
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             yield out
         os.replace(partial, target)
     finally:
         if os.path.exists(partial):
             os.remove(partial)
+
+
+def _umask() -> int:
+    """The process's umask (read by setting it, then setting it back).
+
+    >>> 0 <= _umask() <= 0o777
+    True
+    """
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def _demo(args: argparse.Namespace) -> int:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -180,3 +182,21 @@ def test_the_perplexity_does_not_replace_the_text(tmp_path, capsys, fields: list
         "the perplexity would replace each document's text; name another field\n"
     )
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o002, 0o664), (0o077, 0o600)])
+def test_the_output_gets_the_mode_of_a_new_file(
+    model_path, tmp_path, umask: int, mode: int
+) -> None:
+    """-o's file is readable as any file the user creates (0o666 less the umask), not left
+    with the 0o600 of the temporary file it was written as."""
+    source = tmp_path / "docs.jsonl"
+    source.write_text('{"text": "a"}\n', "utf-8")
+    target = tmp_path / "out.jsonl"
+    previous = os.umask(umask)
+    try:
+        argv = ["score", str(model_path), str(source), "--documents", "-q", "-o", str(target)]
+        assert main(argv) == 0
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(target.stat().st_mode) == mode
