@@ -390,11 +390,15 @@ def _train(args: argparse.Namespace) -> int:
         )
     if args.temp_dir is not None and args.memory is None:
         raise InvalidArgumentError("-T/--temp-dir only matters with -S/--memory (give both)")
-    if _same_file(args.text, args.output):
-        raise InvalidArgumentError(
-            f"the output {args.output!r} is the input corpus {args.text!r}: refusing to "
-            "overwrite it (give another output path)"
-        )
+    for name, given in (
+        ("the input corpus", args.text),
+        ("--limit-vocab-file", args.limit_vocab_file),
+    ):
+        if _same_file(given, args.output):
+            raise InvalidArgumentError(
+                f"the output {args.output!r} is {name} {given!r}: refusing to overwrite it "
+                "(give another output path)"
+            )
     with _step("reading", args.quiet) as progress:
         corpus = _read_corpus(args.text, args, progress)
     limits = {
@@ -555,6 +559,12 @@ def _score_documents(args: argparse.Namespace) -> int:
             "(--text-field): the perplexity would replace each document's text; name another "
             "field"
         )
+    for name, given in (("the model", args.model), ("the input", args.text)):
+        if args.output is not None and _same_file(given, args.output):
+            raise InvalidArgumentError(
+                f"the output {args.output!r} is {name} {given!r}: refusing to overwrite it "
+                "(give another output path)"
+            )
     source = args.text if args.text not in (None, "-") else None
     if source is None and sys.stdin.isatty():
         raise InvalidArgumentError(

@@ -200,3 +200,24 @@ def test_the_output_gets_the_mode_of_a_new_file(
     finally:
         os.umask(previous)
     assert stat.S_IMODE(target.stat().st_mode) == mode
+
+
+@pytest.mark.parametrize("which", ["model", "input"])
+def test_the_output_is_neither_the_model_nor_the_input(
+    model_path, tmp_path, capsys, which: str
+) -> None:
+    """-o naming the model (a slip of the hand) or the input would replace that file by the
+    records: refused, as train refuses to write over its corpus."""
+    model = tmp_path / "m.arpa"
+    model.write_bytes(model_path.read_bytes())
+    source = tmp_path / "docs.jsonl"
+    source.write_text('{"text": "a"}\n', "utf-8")
+    given, name = {"model": (model, "the model"), "input": (source, "the input")}[which]
+    argv = ["score", str(model), str(source), "--documents", "-q", "-o", str(given)]
+    assert main(argv) == 1
+    assert capsys.readouterr().err == (
+        f"fastppl: error: the output {str(given)!r} is {name} {str(given)!r}: refusing to "
+        "overwrite it (give another output path)\n"
+    )
+    assert model.read_bytes() == model_path.read_bytes()
+    assert source.read_text("utf-8") == '{"text": "a"}\n'

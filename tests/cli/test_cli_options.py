@@ -178,6 +178,29 @@ def test_cli_min_count_and_limit_vocab_file(small_train: Path, tmp_path: Path):
     assert NGramModel.from_arpa(out).vocab()[3:] == first_seen  # in order of first occurrence
 
 
+@pytest.mark.parametrize("which", ["corpus", "vocab"])
+def test_train_refuses_to_write_over_its_inputs(
+    small_train: Path, tmp_path: Path, capsys, which: str
+):
+    """The output may be neither the corpus nor --limit-vocab-file: both are read, then
+    replaced by the model, without that check."""
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_bytes(small_train.read_bytes())
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("o a que de\n")
+    given = {"corpus": corpus, "vocab": vocab}[which]
+    name = {"corpus": "the input corpus", "vocab": "--limit-vocab-file"}[which]
+    argv = ["train", "-q", "--limit-vocab-file", str(vocab), str(corpus), str(given)]
+    assert main(argv) == 1
+    assert capsys.readouterr().err == (
+        f"fastppl: error: the output {str(given)!r} is {name} {str(given)!r}: refusing to "
+        "overwrite it (give another output path)\n"
+    )
+    assert corpus.read_bytes() == small_train.read_bytes()
+    assert vocab.read_text() == "o a que de\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.txt", "vocab.txt"]
+
+
 # ---- model formats ----------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("name", "argv", "binary"),
