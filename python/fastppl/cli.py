@@ -23,7 +23,9 @@ import errno
 import glob
 import json
 import os
+import shutil
 import signal
+import stat
 import sys
 import tempfile
 import time
@@ -307,8 +309,9 @@ def _url_inputs(url: str) -> list[str]:
     return sorted(fs.unstrip_protocol(p) for p in found)
 
 
-def _train_ray(args: argparse.Namespace, params: dict[str, float | bool]) -> int:
-    """`train --ray`: the estimation as Ray tasks (fastppl.ray.train), ARPA or binary output."""
+def _train_ray(args: argparse.Namespace, params: dict[str, float | bool], target: str) -> int:
+    """`train --ray`: the estimation as Ray tasks (fastppl.ray.train), ARPA or binary output,
+    written to `target` (see `_model_output`)."""
     if args.min_count != 1 or args.limit_vocab_file is not None:
         raise InvalidArgumentError("train --ray does not take --min-count or --limit-vocab-file")
     if args.engine != "native":
@@ -333,7 +336,7 @@ def _train_ray(args: argparse.Namespace, params: dict[str, float | bool]) -> int
     with _step(step, args.quiet):
         summary = ray_train(
             inputs,
-            args.output,
+            target,
             order=args.order,
             smoothing=args.smoothing,
             partitions=args.partitions,
@@ -367,15 +370,62 @@ def _same_file(a: str | None, b: str) -> bool:
         return False
 
 
+def _is_stream(path: str) -> bool:
+    """Whether `path` is an existing file that is not a regular file nor a folder (a device such
+    as /dev/stdout or /dev/null, a named pipe, a socket): one to write into, never to replace.
+
+    >>> _is_stream(os.devnull), _is_stream(__file__), _is_stream("/no/such/file")
+    (True, False, False)
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+@contextlib.contextmanager
+def _model_output(path: str, temp_dir: str | None) -> Iterator[str]:
+    """The path to write the model given as `path` to: `path` itself (the writers put a file
+    there atomically, by renaming a temporary one over it), or, for standard output ('-') and
+    streams (`_is_stream`), which a rename would replace (as root, /dev/stdout or /dev/null
+    themselves), a file in a temporary folder (in `temp_dir` if given) copied to them at the
+    end of the block, then removed."""
+    if path != "-" and not _is_stream(path):
+        yield path
+        return
+    folder_in = temp_dir if temp_dir is not None and os.path.isdir(temp_dir) else None
+    with tempfile.TemporaryDirectory(prefix="fastppl-train-", dir=folder_in) as folder:
+        # the same name, so that its extension picks the compression as the output's would
+        partial = os.path.join(folder, "model" if path == "-" else os.path.basename(path))
+        yield partial
+        with open(partial, "rb") as source:
+            if path == "-":
+                sys.stdout.flush()
+                shutil.copyfileobj(source, sys.stdout.buffer)
+                sys.stdout.buffer.flush()
+            else:
+                with open(path, "wb") as sink:
+                    shutil.copyfileobj(source, sink)
+
+
 def _train(args: argparse.Namespace) -> int:
     """Fits a model on a text and writes it as ARPA (compressed by the output's extension) or in
-    fastppl's binary format (`--format binary`, or an output ending in .fppl/.fastppl)."""
+    fastppl's binary format (`--format binary`, or an output ending in .fppl/.fastppl); to
+    standard output for '-'."""
+    with _model_output(args.output, args.temp_dir) as target:
+        return _train_into(args, target)
+
+
+def _train_into(args: argparse.Namespace, target: str) -> int:
+    """`_train`, writing the model to the file `target` (`args.output` or a temporary file
+    copied to it, see `_model_output`)."""
     from fastppl.model import NGramModel
     from fastppl.training import train_arpa
 
     params = _estimator_params(args)
     if args.ray is not None:
-        return _train_ray(args, params)
+        return _train_ray(args, params, target)
     fmt = args.format
     if fmt is None:
         fmt = "binary" if is_binary_name(args.output) else "arpa"
@@ -416,7 +466,7 @@ def _train(args: argparse.Namespace) -> int:
         with _step(step, args.quiet) as progress:
             summary = train_arpa(
                 corpus,
-                args.output,
+                target,
                 order=args.order,
                 smoothing=args.smoothing,
                 memory=args.memory,
@@ -445,9 +495,9 @@ def _train(args: argparse.Namespace) -> int:
             )
         with _step(f"writing {args.output}", args.quiet) as progress:
             if fmt == "binary":
-                model.save(args.output, progress=progress or False)
+                model.save(target, progress=progress or False)
             else:
-                model.to_arpa(args.output, progress=progress or False)
+                model.to_arpa(target, progress=progress or False)
         ngram_counts = model.ngram_counts
     if not args.quiet:
         counts = " ".join(f"{i}={n}" for i, n in enumerate(ngram_counts, start=1))
@@ -626,9 +676,14 @@ def _json_batches(path: str, field: str, encoding: str) -> Iterator[list[dict]]:
 @contextlib.contextmanager
 def _text_output(path: str | None) -> Iterator[Any]:
     """Standard output, or a text file that appears whole at `path` when the block ends without
-    an error (written beside it, then renamed) and not at all otherwise."""
+    an error (written beside it, then renamed) and not at all otherwise; a device or named pipe
+    (`_is_stream`) is written into."""
     if path is None or path == "-":
         yield sys.stdout
+        return
+    if _is_stream(path):  # written into: a rename would replace the device or pipe
+        with open(path, "w", encoding="utf-8") as out:
+            yield out
         return
     target = os.path.abspath(path)
     if os.path.isdir(target):

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import gzip
 import inspect
 import io
 import json
+import os
 import pydoc
 import re
+import stat
 import subprocess
 import sys
 from importlib.metadata import version
@@ -319,3 +322,67 @@ def test_an_unallocatable_sort_buffer_is_an_error_not_an_abort(tmp_path: Path):
     with pytest.raises(fastppl.errors.InvalidArgumentError, match="cannot allocate"):
         _core.train_arpa(corpus._inner, tmp_path / "m.arpa", 3, "kneser_ney", 1 << 50, tmp_path)
     assert list(tmp_path.iterdir()) == []
+
+
+def _read_fifo(fifo: Path) -> subprocess.Popen:
+    """A reader of the named pipe `fifo` (cat, killed by the caller when done)."""
+    os.mkfifo(fifo)
+    return subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE)
+
+
+@pytest.mark.parametrize("name", ["model.arpa", "model.arpa.gz", "model.fppl"])
+def test_train_writes_into_a_named_pipe(text: Path, tmp_path: Path, name: str):
+    """A named pipe (or a device: /dev/stdout, /dev/null) is written into, not replaced by a
+    regular file renamed over it (as root, that replaced /dev/stdout itself)."""
+    expected = tmp_path / f"expected-{name}"
+    assert main(["train", "-q", "-o", "2", str(text), str(expected)]) == 0
+    fifo = tmp_path / name
+    reader = _read_fifo(fifo)
+    try:
+        assert main(["train", "-q", "-o", "2", str(text), str(fifo)]) == 0
+        assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+        written, _ = reader.communicate(timeout=60)
+    finally:
+        reader.kill()
+    if name.endswith(".gz"):  # the same text (gzip headers hold no name when written by path)
+        written, expected_bytes = gzip.decompress(written), gzip.decompress(expected.read_bytes())
+    else:
+        expected_bytes = expected.read_bytes()
+    assert written == expected_bytes
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([text.name, expected.name, name])
+
+
+def test_train_writes_arpa_to_standard_output_for_dash(text: Path, tmp_path: Path):
+    expected = tmp_path / "expected.arpa"
+    assert main(["train", "-q", "-o", "2", str(text), str(expected)]) == 0
+    run = subprocess.run(
+        [sys.executable, "-m", "fastppl", "train", "-q", "-o", "2", str(text), "-"],
+        capture_output=True,
+        cwd=tmp_path,
+        check=True,
+    )
+    assert run.stdout == expected.read_bytes() and run.stderr == b""
+    assert not (tmp_path / "-").exists()
+    piped = subprocess.run(
+        [sys.executable, "-m", "fastppl", "train", "-q", "-o", "2", "-"],
+        input=text.read_bytes(),
+        capture_output=True,
+        cwd=tmp_path,
+        check=True,
+    )
+    assert piped.stdout == expected.read_bytes()
+
+
+def test_score_documents_writes_into_a_named_pipe(tiny_model: Path, tmp_path: Path):
+    source = tmp_path / "docs.jsonl"
+    source.write_text('{"text": "a b"}\n', "utf-8")
+    fifo = tmp_path / "out.jsonl"
+    reader = _read_fifo(fifo)
+    try:
+        argv = ["score", str(tiny_model), str(source), "--documents", "-q", "-o", str(fifo)]
+        assert main(argv) == 0
+        assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+        written, _ = reader.communicate(timeout=60)
+    finally:
+        reader.kill()
+    assert list(json.loads(written)) == ["text", "perplexity"]
