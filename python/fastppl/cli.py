@@ -778,7 +778,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument(
         "output",
         help="model file to write: ARPA (.gz/.xz/.bz2 compress it) or, for names ending in "
-        ".fppl/.fastppl, fastppl's binary format",
+        ".fppl/.fastppl, fastppl's binary format; '-': standard output",
     )
     train.add_argument(
         "--format",

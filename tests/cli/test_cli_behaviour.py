@@ -386,3 +386,9 @@ def test_score_documents_writes_into_a_named_pipe(tiny_model: Path, tmp_path: Pa
     finally:
         reader.kill()
     assert list(json.loads(written)) == ["text", "perplexity"]
+
+
+def test_train_help_says_dash_is_standard_output(capsys):
+    with pytest.raises(SystemExit):
+        main(["train", "--help"])
+    assert "'-': standard output" in " ".join(capsys.readouterr().out.split())
