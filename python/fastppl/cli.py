@@ -272,7 +272,20 @@ def _join_prune_values(argv: Sequence[str]) -> list[str]:
 
 # ---- subcommands ------------------------------------------------------------------------------
 def _estimator_params(args: argparse.Namespace) -> dict[str, float | bool]:
-    """The estimator's parameters given on the command line."""
+    """The estimator's parameters given on the command line; one the estimator does not take
+    is refused (it would be ignored: ``--discount 0.5`` with modified_kneser_ney, whose
+    discounts are estimated, would fit another model than the one asked for)."""
+    if args.discount is not None and args.smoothing not in ("absolute_discounting", "kneser_ney"):
+        raise InvalidArgumentError(
+            f"--discount is the D of kneser_ney and absolute_discounting; {args.smoothing} "
+            "does not take it (choose one of them with --smoothing)"
+        )
+    if args.discount_fallback and args.smoothing != "modified_kneser_ney":
+        raise InvalidArgumentError(
+            f"--discount-fallback goes with modified_kneser_ney; {args.smoothing} does not take it"
+        )
+    if args.partitions is not None and args.ray is None:
+        raise InvalidArgumentError("--partitions goes with --ray (the n-gram partitions of Ray)")
     params: dict[str, float | bool] = {}
     if args.smoothing in ("absolute_discounting", "kneser_ney") and args.discount is not None:
         params["discount"] = args.discount

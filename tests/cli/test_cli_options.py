@@ -373,3 +373,34 @@ def test_scoring_commands_refuse_a_model_of_scores(tmp_path: Path, capsys, comma
     err = capsys.readouterr().err
     assert f"{model}: a stupid_backoff model gives scores, not probabilities" in err
     assert f"fastppl {command[0]} computes no" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["--discount", "0.5"],
+            "--discount is the D of kneser_ney and absolute_discounting; modified_kneser_ney "
+            "does not take it (choose one of them with --smoothing)",
+        ),
+        (
+            ["--discount", "0.5", "--smoothing", "witten_bell"],
+            "--discount is the D of kneser_ney and absolute_discounting; witten_bell does not "
+            "take it (choose one of them with --smoothing)",
+        ),
+        (
+            ["--discount-fallback", "--smoothing", "kneser_ney"],
+            "--discount-fallback goes with modified_kneser_ney; kneser_ney does not take it",
+        ),
+        (["--partitions", "4"], "--partitions goes with --ray (the n-gram partitions of Ray)"),
+    ],
+)
+def test_train_refuses_options_it_would_ignore(
+    small_train: Path, tmp_path: Path, capsys, argv: list[str], message: str
+):
+    """An option the chosen estimator (or the local fit) does not use is an error, not a model
+    fitted without it."""
+    out = tmp_path / "m.arpa"
+    assert main(["train", "-q", "-o", "2", *argv, str(small_train), str(out)]) == 1
+    assert capsys.readouterr().err == f"fastppl: error: {message}\n"
+    assert not out.exists()
