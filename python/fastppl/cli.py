@@ -250,6 +250,17 @@ def _prune_thresholds(value: str) -> list[int]:
     return thresholds
 
 
+def _is_prune_value(arg: str) -> bool:
+    """Whether `arg` is a --prune value (integers, negative ones included so that the core
+    names them as out of range, joined by commas) rather than the next argument.
+
+    >>> [_is_prune_value(a) for a in ("1", "0,1", "-1", "0,-2", "-o", "m.arpa", "-", "")]
+    [True, True, True, True, False, False, False, False]
+    """
+    parts = arg.split(",")
+    return any(parts) and all(p.removeprefix("-").isdigit() for p in parts if p)
+
+
 def _join_prune_values(argv: Sequence[str]) -> list[str]:
     """Turns ``--prune 0 1 corpus.txt`` into ``--prune=0,1 corpus.txt``: the integers right after
     --prune are its thresholds, the next argument that is not an integer is a positional one."""
@@ -263,7 +274,7 @@ def _join_prune_values(argv: Sequence[str]) -> list[str]:
             continue
         values = []
         i += 1
-        while i < len(argv) and argv[i].replace(",", "").isdigit():
+        while i < len(argv) and _is_prune_value(argv[i]):
             values.append(argv[i])
             i += 1
         out.append(f"--prune={','.join(values)}" if values else arg)

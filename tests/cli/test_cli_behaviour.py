@@ -49,6 +49,18 @@ def test_prune_does_not_swallow_the_file_names(machado_train_head_path: Path, tm
     assert spaced.read_bytes() == expected.read_bytes()
 
 
+@pytest.mark.parametrize("values", [["0", "-1"], ["0,-1"], ["0", "-1,2"]])
+def test_prune_names_a_negative_threshold(text: Path, tmp_path: Path, capsys, values):
+    """A negative threshold is refused as one, not taken for the corpus's name (which made
+    the model's name an unrecognized argument)."""
+    out = tmp_path / "m.arpa"
+    assert main(["train", "-q", "--prune", *values, str(text), str(out)]) == 1
+    assert capsys.readouterr().err == (
+        "fastppl: error: prune thresholds must be >= 0 and <= 2**64 - 1, got -1\n"
+    )
+    assert not out.exists()
+
+
 def test_prune_rejects_non_integers(text: Path, tmp_path: Path, capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["train", "--prune=0,x", str(text), str(tmp_path / "m.arpa")])
