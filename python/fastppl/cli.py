@@ -22,6 +22,7 @@ import contextlib
 import errno
 import glob
 import json
+import math
 import os
 import shutil
 import signal
@@ -229,6 +230,19 @@ def format_score(value: float) -> float:
     -inf
     """
     return float(f"{value:.{SCORE_DIGITS}g}")
+
+
+def json_float(value: Any) -> Any:
+    """`value` for JSON output: an infinite or NaN float as the string "Infinity",
+    "-Infinity" or "NaN" (JSON has no such number: json.dumps would write the bare words,
+    which strict parsers such as jq refuse), anything else as it is.
+
+    >>> json_float(float("-inf")), json_float(float("nan")), json_float(-1.5), json_float(None)
+    ('-Infinity', 'NaN', -1.5, None)
+    """
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    return value
 
 
 def tokens_with_eos(corpus) -> int:
@@ -559,7 +573,7 @@ def _eval(args: argparse.Namespace) -> int:
         figures["srilm_ppl"] = 10 ** (-log10 / (counted + len(corpus)))
         figures["srilm_ppl1"] = 10 ** (-log10 / counted) if counted else None
     if args.json:
-        print(json.dumps(figures))
+        print(json.dumps({k: json_float(v) for k, v in figures.items()}, allow_nan=False))
         return 0
     print(f"Perplexity including OOVs:\t{figures['perplexity_including_oovs']!r}")
     print(f"Perplexity excluding OOVs:\t{figures['perplexity_excluding_oovs']!r}")
@@ -593,7 +607,8 @@ def _score(args: argparse.Namespace) -> int:
         for i, (lp, n) in enumerate(zip(result.sentence_log_probs, lengths, strict=True)):
             score = format_score(float(lp / divisor))
             if args.format == "jsonl":
-                out.write(json.dumps({"sentence": i, "score": score, "words": int(n)}) + "\n")
+                row = {"sentence": i, "score": json_float(score), "words": int(n)}
+                out.write(json.dumps(row, allow_nan=False) + "\n")
             else:
                 out.write(f"{i}\t{score!r}\t{int(n)}\n")
         return 0
@@ -607,9 +622,9 @@ def _score(args: argparse.Namespace) -> int:
             score = format_score(float(scores[position + j]))
             length, oov = int(matched.ngram_length[j]), bool(matched.oov[j])
             if args.format == "jsonl":
-                row = {"sentence": i, "position": j, "token": word, "score": score}
+                row = {"sentence": i, "position": j, "token": word, "score": json_float(score)}
                 row |= {"ngram_length": length, "oov": oov}
-                out.write(json.dumps(row, ensure_ascii=False) + "\n")
+                out.write(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n")
             else:
                 out.write(f"{i}\t{j}\t{word}\t{score!r}\t{length}\t{int(oov)}\n")
         position += len(words)
@@ -654,7 +669,7 @@ def _score_documents(args: argparse.Namespace) -> int:
                 model, texts, normalize=args.normalize, sp_model=sp, whole_lines=args.whole_lines
             )
             for record, score in zip(records, scores.tolist(), strict=True):
-                record[args.perplexity_field] = score
+                record[args.perplexity_field] = json_float(score)
                 out.write(json.dumps(record, ensure_ascii=False) + "\n")
     return 0
 
@@ -889,7 +904,12 @@ def build_parser() -> argparse.ArgumentParser:
         help=MODEL_HELP,
     )
     evaluate.add_argument("text", nargs="?", help="text to score (default: standard input)")
-    evaluate.add_argument("--json", action="store_true", help="print the figures as JSON")
+    evaluate.add_argument(
+        "--json",
+        action="store_true",
+        help="print the figures as JSON (an infinite one, of a text holding a token of "
+        'probability 0, as the string "Infinity")',
+    )
     evaluate.add_argument("--srilm", action="store_true", help="also SRILM's ppl and ppl1")
     _add_text_options(evaluate)
     evaluate.set_defaults(run=_eval)
@@ -916,7 +936,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--format",
         choices=("tsv", "jsonl"),
         default="tsv",
-        help="tsv: tab-separated columns (default); jsonl: one JSON object a line",
+        help="tsv: tab-separated columns (default); jsonl: one JSON object a line (a score of "
+        'probability 0 as the string "-Infinity")',
     )
     score.add_argument(
         "--base", choices=("10", "e", "2"), default="10", help="log base (default 10, as KenLM)"

@@ -404,3 +404,41 @@ def test_train_refuses_options_it_would_ignore(
     assert main(["train", "-q", "-o", "2", *argv, str(small_train), str(out)]) == 1
     assert capsys.readouterr().err == f"fastppl: error: {message}\n"
     assert not out.exists()
+
+
+def _strict_json(line: str) -> dict:
+    """A JSON object as a strict parser (jq, JavaScript) reads it: no NaN, Infinity."""
+
+    def refuse(name: str) -> None:
+        raise ValueError(f"not JSON: {name}")
+
+    return json.loads(line, parse_constant=refuse)
+
+
+@pytest.mark.filterwarnings("ignore::fastppl.errors.ZeroProbabilityWarning")
+def test_json_outputs_of_infinite_values_are_valid_json(tmp_path: Path, capsys):
+    """An MLE model gives a token it never saw after its context probability 0: the
+    perplexities and that token's score are infinite, written as strings, not as the bare
+    Infinity that json.dumps writes and strict parsers refuse."""
+    model = tmp_path / "mle.fppl"
+    NGramModel.fit(Corpus.from_sentences([["a", "b"], ["b", "a"]]), 2, "mle").save(model)
+    text = tmp_path / "t.txt"
+    text.write_text("a a\n")
+    assert main(["eval", str(model), str(text), "--json", "--srilm", "-q"]) == 0
+    figures = _strict_json(capsys.readouterr().out)
+    assert figures["perplexity_including_oovs"] == "Infinity"
+    assert figures["log10_prob"] == "-Infinity"
+    assert figures["srilm_ppl1"] == "Infinity" and figures["tokens"] == 3
+    assert main(["score", str(model), str(text), "--format", "jsonl", "-q"]) == 0
+    assert _strict_json(capsys.readouterr().out) == {
+        "sentence": 0,
+        "score": "-Infinity",
+        "words": 2,
+    }
+    assert main(["score", str(model), str(text), "--format", "jsonl", "--tokens", "-q"]) == 0
+    rows = [_strict_json(line) for line in capsys.readouterr().out.splitlines()]
+    assert [row["score"] for row in rows] == [-0.301029995664, "-Infinity", -0.301029995664]
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text('{"text": "a a"}\n')
+    assert main(["score", str(model), str(docs), "--documents", "-q"]) == 0
+    assert _strict_json(capsys.readouterr().out) == {"text": "a a", "perplexity": "Infinity"}
