@@ -30,11 +30,17 @@ import stat
 import sys
 import tempfile
 import time
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from fastppl._checks import log_base_divisor
-from fastppl.errors import FastpplError, InvalidArgumentError, NotNormalizedError
+from fastppl.errors import (
+    FastpplError,
+    FastpplWarning,
+    InvalidArgumentError,
+    NotNormalizedError,
+)
 from fastppl.model import ARPA_SMOOTHINGS, SMOOTHINGS, is_binary_name
 from fastppl.progress import ProgressBar, ProgressCallback
 from fastppl.text import is_url, url_filesystem
@@ -1041,7 +1047,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError:  # not the main thread (an embedding program's): leave signals alone
         previous = None
     try:
-        return args.run(args)
+        with warnings.catch_warnings():
+            warnings.simplefilter("always", FastpplWarning)
+            warnings.showwarning = _warning_line()
+            return args.run(args)
     except BrokenPipeError:  # the reader went away (`| head`): not an error
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - stdout must stay open until exit
         return 0
@@ -1057,6 +1066,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+
+
+def _warning_line() -> Callable[..., None]:
+    """A `warnings.showwarning` that prints each distinct warning once, as one line
+    ``fastppl: warning: ...`` on stderr (not Python's file, line number and source line: the
+    same warning, raised by two calls, printed twice with two lines of fastppl's code)."""
+    shown: set[str] = set()
+
+    def show(message: Warning | str, *args: object, **kwargs: object) -> None:
+        text = str(message)
+        if text not in shown:
+            shown.add(text)
+            _last_line(f"fastppl: warning: {text}")
+
+    return show
 
 
 def _last_line(text: str) -> None:

@@ -442,3 +442,23 @@ def test_json_outputs_of_infinite_values_are_valid_json(tmp_path: Path, capsys):
     docs.write_text('{"text": "a a"}\n')
     assert main(["score", str(model), str(docs), "--documents", "-q"]) == 0
     assert _strict_json(capsys.readouterr().out) == {"text": "a a", "perplexity": "Infinity"}
+
+
+def test_a_warning_is_one_line_printed_once(tmp_path: Path):
+    """The probability-0 warning of eval (raised by its two evaluations, with and without
+    OOVs) is one line, once: not Python's two-line form with cli.py's source, twice."""
+    model = tmp_path / "mle.fppl"
+    NGramModel.fit(Corpus.from_sentences([["a", "b"], ["b", "a"]]), 2, "mle").save(model)
+    text = tmp_path / "t.txt"
+    text.write_text("a a c\n")  # c: an OOV, so both evaluations run
+    run = subprocess.run(
+        [sys.executable, "-m", "fastppl", "eval", str(model), str(text), "-q"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert run.stderr == (
+        "fastppl: warning: 1 sentence(s) contain a token of probability 0 under mle: the "
+        "perplexity is infinite\n"
+    )
+    assert run.stdout.splitlines()[0] == "Perplexity including OOVs:\tinf"
