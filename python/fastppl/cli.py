@@ -24,6 +24,7 @@ import glob
 import json
 import math
 import os
+import re
 import shutil
 import signal
 import stat
@@ -1094,7 +1095,8 @@ def _message(error: Exception) -> str:
     when it names the file already, as fastppl's own messages do), else its text."""
     if isinstance(error, OSError) and error.strerror and error.filename:
         name = repr(str(error.filename))
-        return error.strerror if name in error.strerror else f"{error.strerror}: {name}"
+        reason = re.sub(r" \(os error \d+\)$", "", error.strerror)  # Rust's io::Error text
+        return reason if name in reason else f"{reason}: {name}"
     return str(error)
 
 

@@ -238,6 +238,18 @@ def test_output_folder_missing_is_one_clean_line(text: Path, tmp_path: Path, cap
     assert err.count("\n") == 1 and "[Errno" not in err and "no-such-dir" in err
 
 
+@pytest.mark.parametrize("fmt", ["m.arpa", "m.fppl"])
+def test_output_that_is_a_folder_is_named_as_python_names_it(
+    text: Path, tmp_path: Path, capsys, fmt: str
+):
+    """The Rust writer's "Is a directory (os error 21)" loses its "(os error 21)", as
+    Python's OSError loses its "[Errno 21]"."""
+    folder = tmp_path / fmt
+    folder.mkdir()
+    assert main(["train", "-q", "-o", "2", str(text), str(folder)]) == 1
+    assert capsys.readouterr().err == f"fastppl: error: Is a directory: {str(folder)!r}\n"
+
+
 def test_docstrings_have_no_raw_control_characters():
     text = pydoc.render_doc(Corpus.from_file, renderer=pydoc.plaintext)
     assert "\r" not in text and "\\r\\n" in text
