@@ -42,8 +42,17 @@ impl AtomicFile {
         let name = target.file_name().ok_or_else(|| {
             Error::invalid(format!("{}: not a file name to write", target.display()))
         })?;
-        if target.is_dir() {
-            return Err(Error::is_a_directory(target));
+        match std::fs::metadata(target) {
+            Ok(meta) if meta.is_dir() => return Err(Error::is_a_directory(target)),
+            // a device, FIFO or socket (`/dev/stdout`, `/dev/null`): the rename would replace
+            // it (as root, the device node itself) with a regular file
+            Ok(meta) if !meta.is_file() => {
+                return Err(Error::invalid(format!(
+                    "{}: is not a regular file (a device, FIFO or socket); fastppl writes an                      output by renaming a finished file over it, which would replace it: write                      to a regular file (the command line's train copies one to '-' or a device)",
+                    target.display()
+                )))
+            }
+            _ => {}
         }
         loop {
             let call = CALLS.fetch_add(1, Ordering::Relaxed);
@@ -148,6 +157,15 @@ mod tests {
             .collect();
         v.sort();
         v
+    }
+
+    #[test]
+    fn a_device_is_refused_not_replaced() {
+        let err = AtomicFile::create(Path::new("/dev/null"))
+            .err()
+            .expect("refused");
+        assert!(err.to_string().contains("is not a regular file"), "{err}");
+        assert!(!std::fs::metadata("/dev/null").unwrap().is_file());
     }
 
     #[test]

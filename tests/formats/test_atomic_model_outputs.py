@@ -190,3 +190,33 @@ def test_a_directory_is_an_is_a_directory_error_naming_it(tmp_path: Path) -> Non
             call()
         assert raised.value.filename == str(folder), name
     assert list(folder.iterdir()) == []
+
+
+def test_a_device_or_fifo_is_refused_not_replaced(tmp_path: Path) -> None:
+    """A model written to a device or a named pipe is refused (the temporary file renamed over it
+    would replace it: as root, /dev/null itself); the command line copies a finished model
+    into such outputs instead."""
+    import os
+    import stat
+
+    from fastppl import Corpus
+    from fastppl.errors import InvalidArgumentError
+    from fastppl.training import train_arpa
+
+    corpus = Corpus.from_sentences([["a", "b"], ["b"]])
+    model = NGramModel.fit(corpus, order=2, smoothing="witten_bell")
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for target in (Path(os.devnull), fifo):
+        calls = {
+            "save": lambda t=target: model.save(t),
+            "to_arpa": lambda t=target: model.to_arpa(t),
+            "train_arpa": lambda t=target: train_arpa(
+                corpus, t, order=2, smoothing="witten_bell", memory="64M"
+            ),
+        }
+        for name, call in calls.items():
+            with pytest.raises(InvalidArgumentError, match="is not a regular file"):
+                call()
+            assert not stat.S_ISREG(os.stat(target).st_mode), (name, target)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pipe"]
