@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -393,7 +394,8 @@ def from_logits(
     Raises:
         InvalidArgumentError: Logits of fewer than 2 dimensions, shape or dtype
             mismatch, a ragged list (rows of different lengths), labels outside
-            ``[0, V)``, NaN/inf in a scored logits row, or nothing to score.
+            ``[0, V)``, NaN/inf in a scored logits row (the message names the logit,
+            ``logits[b, t, v]``, and the label it predicts), or nothing to score.
         InvalidTypeError: ``shift`` not a bool, ``ignore_index`` not an int.
 
     >>> logits = np.log(np.array([[[0.5, 0.5], [0.25, 0.75], [0.9, 0.1]]]))
@@ -455,7 +457,7 @@ def from_logits(
     try:
         per_row = _core.logits_target_logprobs(rows, targets.reshape(-1), half_format)
     except ValueError as err:
-        raise InvalidArgumentError(str(err)) from None
+        raise _located(err, rows, half_format, label_ids.shape, shift) from None
     per_row = per_row.reshape(label_ids.shape)
     if shift:
         per_row = np.concatenate([np.full_like(per_row[..., :1], np.nan), per_row[..., :-1]], -1)
@@ -465,6 +467,45 @@ def from_logits(
         token_logprobs=per_row,
         mask=scored,
     )
+
+
+#: The core's message for a scored logits row holding NaN or an infinity (its flat row number).
+_NON_FINITE_ROW = re.compile(r"logits row (\d+) contains NaN or infinity")
+
+
+def _located(
+    err: ValueError, rows: np.ndarray, half_format: str | None, shape: tuple[int, ...], shift: bool
+) -> InvalidArgumentError:
+    """The core's refusal ``err`` of the ``(rows, V)`` logits as an :class:`InvalidArgumentError`
+    that names a non-finite logit by its index in the caller's ``logits`` (``shape`` is
+    ``logits.shape[:-1]``), its value and the label it scores, not by a flat row number."""
+    found = _NON_FINITE_ROW.fullmatch(str(err))
+    if found is None:
+        return InvalidArgumentError(str(err))
+    row = int(found.group(1))
+    values = _widened(rows[row], half_format)
+    column = int(np.flatnonzero(~np.isfinite(values))[0])
+    position = tuple(int(i) for i in np.unravel_index(row, shape))
+    label = (*position[:-1], position[-1] + 1) if shift else position
+    hint = (
+        " (a -inf logit, as vocabulary masks write, is not supported: use a large negative "
+        "finite score such as -1e9 instead)"
+        if values[column] == -np.inf
+        else ""
+    )
+    return InvalidArgumentError(
+        f"logits{list((*position, column))} is {values[column]}: the scores predicting "
+        f"labels{list(label)} must be finite{hint}"
+    )
+
+
+def _widened(row: np.ndarray, half_format: str | None) -> np.ndarray:
+    """One logits row as float64 (from the raw bits of float16 or bfloat16 values)."""
+    if half_format == "float16":
+        return row.view(np.float16).astype(np.float64)
+    if half_format == "bfloat16":  # the high half of a float32
+        return (row.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    return row.astype(np.float64)
 
 
 def _as_nats(logprobs: Any, probs: Any, base: LogBase) -> np.ndarray:

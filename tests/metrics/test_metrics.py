@@ -2,6 +2,7 @@
 
 import math
 
+import ml_dtypes
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -301,9 +302,9 @@ def test_from_logits_property(logits, data):
         (np.zeros((2, 1, 5)), np.zeros((2, 1), int), None, "no label is scored"),
         (np.zeros((1, 0, 5)), np.zeros((1, 0), int), None, "no token to score"),  # T = 0
         (np.zeros((1, 3, 0)), np.zeros((1, 3), int), None, r"vocabulary \[0, 0\)"),  # V = 0
-        (np.full((2, 3, 5), np.nan), np.zeros((2, 3), int), None, "NaN or infinity"),
-        (np.full((1, 3, 5), np.inf), np.zeros((1, 3), int), None, "NaN or infinity"),
-        (np.full((1, 3, 5), -np.inf), np.zeros((1, 3), int), None, "NaN or infinity"),
+        (np.full((2, 3, 5), np.nan), np.zeros((2, 3), int), None, r"logits\[0, 0, 0\] is nan"),
+        (np.full((1, 3, 5), np.inf), np.zeros((1, 3), int), None, r"logits\[0, 0, 0\] is inf"),
+        (np.full((1, 3, 5), -np.inf), np.zeros((1, 3), int), None, r"logits\[0, 0, 0\] is -inf"),
     ],
 )
 def test_from_logits_bad_input(logits, labels, mask, match):
@@ -330,6 +331,24 @@ def test_from_logits_takes_a_numpy_integer_ignore_index():
     labels = np.array([[0, 1, 2]])
     r = metrics.from_logits(np.zeros((1, 3, 4)), labels, ignore_index=np.int64(2))
     assert r.num_tokens == 1
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+@pytest.mark.parametrize(
+    ("bad", "shift", "match"),
+    [
+        (np.nan, True, r"^logits\[1, 2, 3\] is nan: the scores predicting labels\[1, 3\] must"),
+        (np.inf, False, r"^logits\[1, 2, 3\] is inf: the scores predicting labels\[1, 2\] must"),
+        (-np.inf, True, r"^logits\[1, 2, 3\] is -inf: .* large negative finite score"),
+    ],
+)
+def test_non_finite_logits_are_named_by_their_index(dtype, bad, shift, match):
+    """The core names a flat row of the reshaped, shifted logits ('logits row 7'): the message
+    names the logit in the caller's array and the label it predicts."""
+    logits = np.zeros((2, 4, 5), dtype=ml_dtypes.bfloat16 if dtype == "bfloat16" else dtype)
+    logits[1, 2, 3] = bad
+    with pytest.raises(InvalidArgumentError, match=match):
+        metrics.from_logits(logits, np.zeros((2, 4), int), shift=shift)
 
 
 def test_nan_in_unscored_rows_is_ignored():
