@@ -161,9 +161,10 @@ def score(
         A :class:`PerplexityResult` (log-likelihood kept in nats).
 
     Raises:
-        InvalidArgumentError: Empty input, a ragged list (rows of different lengths),
-            NaN/inf, log-probs > 0, probs outside (0, 1], both or neither of
-            ``logprobs``/``probs``, bad ``base``.
+        InvalidArgumentError: Empty input, a ragged list (rows of different lengths), a
+            numpy masked array with masked entries (pass ``.compressed()``), NaN/inf,
+            log-probs > 0, probs outside (0, 1], both or neither of ``logprobs``/``probs``,
+            bad ``base``.
         InvalidTypeError: Values that are not real numbers (strings, bools,
             complex numbers, objects), ``num_units`` not a number.
 
@@ -393,7 +394,8 @@ def from_logits(
 
     Raises:
         InvalidArgumentError: Logits of fewer than 2 dimensions, shape or dtype
-            mismatch, a ragged list (rows of different lengths), labels outside
+            mismatch, a ragged list (rows of different lengths), a masked array with
+            masked entries (use ``attention_mask`` or ``ignore_index``), labels outside
             ``[0, V)``, NaN/inf in a scored logits row (the message names the logit,
             ``logits[b, t, v]``, and the label it predicts), or nothing to score.
         InvalidTypeError: ``shift`` not a bool, ``ignore_index`` not an int.
@@ -555,10 +557,19 @@ def _is_torch_tensor(value: Any) -> bool:
 
 def _as_numpy(value: Any, name: str) -> np.ndarray:
     """A numpy view of an array-like or (CPU copy of a) torch tensor; one that numpy cannot
-    make an array of (a ragged list: rows of different lengths) is an
+    make an array of (a ragged list: rows of different lengths), or a masked array with masked
+    entries (numpy would hand over the values under its mask), is an
     :class:`InvalidArgumentError` naming the argument ``name``."""
     if _is_torch_tensor(value):
         return value.detach().cpu().numpy()
+    if np.ma.isMaskedArray(value) and np.ma.getmaskarray(value).any():
+        masked = np.argwhere(np.ma.getmaskarray(value))
+        raise InvalidArgumentError(
+            f"{name} is a masked array with {len(masked)} masked entries (the first at "
+            f"{tuple(int(i) for i in masked[0])}), whose values would be read as if unmasked: "
+            "pass only the values to score (.compressed()), or for from_logits an "
+            "attention_mask or ignore_index labels"
+        )
     try:
         return np.asarray(value)
     except ValueError as err:

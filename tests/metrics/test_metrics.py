@@ -351,6 +351,32 @@ def test_non_finite_logits_are_named_by_their_index(dtype, bad, shift, match):
         metrics.from_logits(logits, np.zeros((2, 4), int), shift=shift)
 
 
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        (lambda a: metrics.score(a), "logprobs"),
+        (lambda a: metrics.perplexity(probs=np.exp(a)), "probs"),
+        (lambda a: metrics.score_corpus([[-1.0], a]), r"per_document_logprobs\[1\]: logprobs"),
+        (lambda a: metrics.from_logits(np.zeros((1, 3, 5)), a.astype(int)), "labels"),
+        (
+            lambda a: metrics.from_logits(np.zeros((1, 3, 5)), np.zeros((1, 3), int), a * 0 + 1),
+            "attention_mask",
+        ),
+    ],
+)
+def test_masked_arrays_with_masked_entries_are_refused(call, name):
+    """np.asarray drops a mask: the masked -5.0 used to be scored as if it were not masked."""
+    values = np.ma.masked_array([[-1.0, -5.0, -2.0]], mask=[[False, True, False]])
+    match = rf"^{name} is a masked array with 1 masked entries \(the first at \(0, 1\)\)"
+    with pytest.raises(InvalidArgumentError, match=match):
+        call(values)
+
+
+def test_masked_array_without_masked_entries_is_read():
+    values = np.ma.masked_array([-1.0, -3.0], mask=[False, False])
+    assert metrics.cross_entropy(values) == pytest.approx(2.0)
+
+
 def test_nan_in_unscored_rows_is_ignored():
     logits = np.zeros((1, 3, 4))
     logits[0, 2] = np.nan  # predicts nothing under the causal shift
