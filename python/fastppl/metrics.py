@@ -430,8 +430,13 @@ def from_logits(
             raise InvalidArgumentError(
                 f"attention_mask has shape {mask.shape}, labels have {label_ids.shape}"
             )
-        if not np.isin(mask, (0, 1)).all():
-            raise InvalidArgumentError("attention_mask must hold only 0 and 1")
+        outside_01 = ~np.isin(mask, (0, 1))
+        if outside_01.any():
+            where = tuple(int(i) for i in np.argwhere(outside_01)[0])
+            raise InvalidArgumentError(
+                f"attention_mask{list(where)} is {mask[where].item()!r}: attention_mask must "
+                "hold only 0 and 1"
+            )
         scored &= mask.astype(bool)
     if shift:
         scored[..., 0] = False
@@ -516,31 +521,38 @@ def _as_nats(logprobs: Any, probs: Any, base: LogBase) -> np.ndarray:
         raise InvalidArgumentError("give exactly one of logprobs and probs")
     if logprobs is None:
         p = _float_array(probs, "probs")
-        if not ((p > 0) & (p <= 1)).all():
-            raise InvalidArgumentError("probs must lie in (0, 1]")
-        return np.log(p)
+        _refuse_first(p, ~((p > 0) & (p <= 1)), "probs", "probs must lie in (0, 1]")
+        return np.log(p).reshape(-1)
     lp = _float_array(logprobs, "logprobs")
-    if not np.isfinite(lp).all():
-        raise InvalidArgumentError("logprobs contain NaN or infinity (a probability of 0?)")
-    if (lp > 0).any():
-        raise InvalidArgumentError("logprobs must be <= 0 (probabilities <= 1)")
-    return lp * log_base_divisor(base)
+    infinite = "logprobs contain NaN or infinity (a probability of 0?)"
+    _refuse_first(lp, ~np.isfinite(lp), "logprobs", infinite)
+    _refuse_first(lp, lp > 0, "logprobs", "logprobs must be <= 0 (probabilities <= 1)")
+    return lp.reshape(-1) * log_base_divisor(base)
+
+
+def _refuse_first(values: np.ndarray, bad: np.ndarray, name: str, why: str) -> None:
+    """An :class:`InvalidArgumentError` naming the first of ``values`` where ``bad`` holds, by
+    its index in the argument ``name`` and its value (``logprobs[1, 2] is 0.5: {why}``)."""
+    if bad.any():
+        where = tuple(int(i) for i in np.argwhere(bad)[0])
+        index = f"[{', '.join(map(str, where))}]" if where else ""
+        raise InvalidArgumentError(f"{name}{index} is {float(values[where])}: {why}")
 
 
 def _float_array(values: Any, name: str) -> np.ndarray:
-    """``values`` as a flat float64 array: real numbers only (integers, floats of any width,
-    ml_dtypes' bfloat16), never strings, bools, complex numbers or objects, which numpy would
-    convert (``"-1.0"`` to -1, ``True`` to 1) or truncate (the imaginary part)."""
+    """``values`` as a float64 array of their own shape: real numbers only (integers, floats of
+    any width, ml_dtypes' bfloat16), never strings, bools, complex numbers or objects, which numpy
+    would convert (``"-1.0"`` to -1, ``True`` to 1) or truncate (the imaginary part); not empty,
+    no NaN."""
     array = _as_numpy(values, name)
     if array.dtype.kind not in "iuf" and array.dtype.name != "bfloat16":
         raise InvalidTypeError(
             f"{name} must hold real numbers (ints or floats), got an array of dtype {array.dtype}"
         )
-    array = array.astype(np.float64, copy=False).reshape(-1)
+    array = array.astype(np.float64, copy=False)
     if array.size == 0:
         raise InvalidArgumentError(f"{name} is empty")
-    if np.isnan(array).any():
-        raise InvalidArgumentError(f"{name} contain NaN")
+    _refuse_first(array, np.isnan(array), name, f"{name} contain NaN")
     return array
 
 

@@ -103,6 +103,38 @@ def test_bad_logprobs(kwargs, match):
 
 
 @pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"logprobs": [-1.0, 0.5]}, "logprobs[1] is 0.5: logprobs must be <= 0"),
+        ({"logprobs": [[-1.0, -2.0], [-np.inf, 1.0]]}, "logprobs[1, 0] is -inf: logprobs contain"),
+        ({"logprobs": -np.inf}, "logprobs is -inf: logprobs contain NaN or infinity"),
+        ({"logprobs": np.float16([-1.0, np.nan])}, "logprobs[1] is nan: logprobs contain NaN"),
+        ({"probs": [0.5, 0.25, 0.0]}, "probs[2] is 0.0: probs must lie in (0, 1]"),
+        ({"probs": [[0.5], [1.5]]}, "probs[1, 0] is 1.5: probs must lie in (0, 1]"),
+    ],
+)
+def test_bad_values_are_named_by_index_and_value(kwargs, message):
+    """The messages used to say only 'logprobs must be <= 0', not which of a million values."""
+    with pytest.raises(InvalidArgumentError) as caught:
+        metrics.score(**kwargs)
+    assert str(caught.value).startswith(message)
+
+
+@pytest.mark.parametrize(
+    ("mask", "message"),
+    [
+        ([[1, 1, 2]], "attention_mask[0, 2] is 2: attention_mask must hold only 0 and 1"),
+        ([[1.0, 0.5, 1.0]], "attention_mask[0, 1] is 0.5: "),
+        ([["1", "1", "0"]], "attention_mask[0, 0] is '1': "),
+    ],
+)
+def test_bad_attention_mask_value_is_named(mask, message):
+    with pytest.raises(InvalidArgumentError) as caught:
+        metrics.from_logits(np.zeros((1, 3, 4)), np.zeros((1, 3), int), mask)
+    assert str(caught.value).startswith(message)
+
+
+@pytest.mark.parametrize(
     ("kwargs", "match"),
     [
         ({"logprobs": ["-1.0"]}, "logprobs must hold real numbers .* dtype <U4"),
