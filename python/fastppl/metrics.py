@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -274,17 +274,17 @@ def bits_per_byte(
 
 
 def score_corpus(
-    per_document_logprobs: Sequence[Any],
+    per_document_logprobs: Iterable[Any],
     *,
     base: LogBase = "e",
-    num_units: Sequence[float] | None = None,
+    num_units: Iterable[float] | None = None,
 ) -> CorpusResult:
     """Log-likelihoods of several documents, for micro and macro averages.
 
     Args:
         per_document_logprobs: One array-like of log-probs (in ``base``) per
-            document (or a 2-D array, one row per document); every document
-            must have at least one token.
+            document (or a 2-D array, one row per document), as a sequence or any
+            other iterable; every document must have at least one token.
         base: Log base of the inputs.
         num_units: Optional per-document unit counts (words, bytes, ...).
 
@@ -293,21 +293,29 @@ def score_corpus(
         macro.
 
     Raises:
-        InvalidArgumentError: No documents, an empty document, invalid values (the message
+        InvalidArgumentError: No documents, an empty document, a document that is a single
+            number instead of an array, invalid values (the message
             names the document, ``per_document_logprobs[2]``), or ``num_units`` of the wrong
             length.
-        InvalidTypeError: A document that does not hold real numbers (named the same way).
+        InvalidTypeError: A document that does not hold real numbers (named the same way),
+            ``per_document_logprobs`` or ``num_units`` not iterable (None, a number, a str).
 
     >>> r = score_corpus([[-1.0], [-3.0, -3.0, -3.0]])
     >>> round(r.cross_entropy, 6), round(r.macro_perplexity, 4)
     (2.5, 11.4019)
     """
-    if len(per_document_logprobs) == 0 or np.ndim(per_document_logprobs[0]) == 0:
+    given = _sequence(per_document_logprobs, "per_document_logprobs", "per-document arrays")
+    if len(given) == 0 or _is_scalar(given[0]):
         raise InvalidArgumentError(
             "per_document_logprobs must be a non-empty sequence of per-document arrays"
         )
     documents = []
-    for index, logprobs in enumerate(per_document_logprobs):
+    for index, logprobs in enumerate(given):
+        if _is_scalar(logprobs):
+            raise InvalidArgumentError(
+                f"per_document_logprobs[{index}] is a single value ({logprobs!r}), not an array "
+                "of the document's log-probs"
+            )
         try:
             documents.append(_as_nats(logprobs, None, base))
         except (InvalidArgumentError, InvalidTypeError) as err:  # naming the document
@@ -315,7 +323,8 @@ def score_corpus(
     docs = tuple(documents)
     units = None
     if num_units is not None:
-        units = np.array([_positive_count(u, "num_units") for u in num_units], dtype=np.float64)
+        counts = _sequence(num_units, "num_units", "per-document unit counts")
+        units = np.array([_positive_count(u, "num_units") for u in counts], dtype=np.float64)
         if units.shape != (len(docs),):
             raise InvalidArgumentError(
                 f"num_units has {units.size} entries for {len(docs)} documents"
@@ -330,11 +339,11 @@ def score_corpus(
 
 
 def corpus_perplexity(
-    per_document_logprobs: Sequence[Any],
+    per_document_logprobs: Iterable[Any],
     average: Average = "micro",
     *,
     base: LogBase = "e",
-    num_units: Sequence[float] | None = None,
+    num_units: Iterable[float] | None = None,
 ) -> float:
     """Perplexity of several documents, micro- or macro-averaged.
 
@@ -554,6 +563,25 @@ def _float_array(values: Any, name: str) -> np.ndarray:
         raise InvalidArgumentError(f"{name} is empty")
     _refuse_first(array, np.isnan(array), name, f"{name} contain NaN")
     return array
+
+
+def _sequence(values: Any, name: str, items: str) -> list[Any]:
+    """The items of ``values`` (a sequence, array or any other iterable, a generator too), or an
+    :class:`InvalidTypeError` for a str, bytes, or anything that cannot be iterated."""
+    if not isinstance(values, str | bytes):
+        try:
+            return list(values)
+        except TypeError:
+            pass
+    raise InvalidTypeError(f"{name} must be a sequence of {items}, got {type(values).__name__}")
+
+
+def _is_scalar(value: Any) -> bool:
+    """Whether ``value`` is one number (0-d), not an array-like; a ragged list is not one."""
+    try:
+        return np.ndim(value) == 0
+    except ValueError:  # numpy cannot make an array of a ragged list: _as_numpy says so
+        return False
 
 
 def _positive_count(value: float, name: str) -> float:

@@ -81,6 +81,63 @@ def test_score_corpus_names_the_bad_document(docs, error, match):
 
 
 @pytest.mark.parametrize(
+    ("docs", "num_units", "error", "message"),
+    [
+        (
+            None,
+            None,
+            InvalidTypeError,
+            "per_document_logprobs must be a sequence of per-document arrays, got NoneType",
+        ),
+        (
+            3.0,
+            None,
+            InvalidTypeError,
+            "per_document_logprobs must be a sequence of per-document arrays, got float",
+        ),
+        (
+            "abc",
+            None,
+            InvalidTypeError,
+            "per_document_logprobs must be a sequence of per-document arrays, got str",
+        ),
+        (
+            [[-1.0]],
+            3,
+            InvalidTypeError,
+            "num_units must be a sequence of per-document unit counts, got int",
+        ),
+        (
+            [[-1.0, -2.0], -3.0],
+            None,
+            InvalidArgumentError,
+            "per_document_logprobs[1] is a single "
+            "value (-3.0), not an array of the document's log-probs",
+        ),
+        (
+            [[[-1.0], [-1.0, -2.0]]],
+            None,
+            InvalidArgumentError,
+            "per_document_logprobs[0]: logprobs is ragged",
+        ),
+    ],
+)
+def test_score_corpus_bad_containers(docs, num_units, error, message):
+    """These raised a bare TypeError (no len(), int not iterable) or ValueError (a ragged first
+    document), or scored a stray number as a one-token document."""
+    with pytest.raises(error) as caught:
+        metrics.score_corpus(docs, num_units=num_units)
+    assert str(caught.value).startswith(message)
+
+
+def test_score_corpus_takes_iterables():
+    documents = ([-1.0] * n for n in (1, 3))
+    r = metrics.score_corpus(documents, num_units=iter([1, 1]))
+    assert r.num_tokens == 4
+    assert r.document_perplexities == pytest.approx([math.e, math.e**3])
+
+
+@pytest.mark.parametrize(
     ("kwargs", "match"),
     [
         ({"logprobs": []}, "empty"),
