@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from fastppl._checks import check_bool, check_number
-from fastppl.errors import InvalidArgumentError
+from fastppl.errors import InvalidArgumentError, InvalidTypeError
 from fastppl.metrics import PerplexityResult
 
 __all__ = ["model_parameters", "model_perplexity", "perplexity", "score"]
@@ -73,8 +73,8 @@ def score(
         InvalidArgumentError: Inconsistent shapes, negative or non-finite
             values, rows not summing to 1, token ids outside ``[0, V)``, no
             words at all, or an ``atol`` that is not a finite number >= 0.
-        InvalidTypeError: ``normalize`` is not a bool, or ``atol`` not a
-            number.
+        InvalidTypeError: ``normalize`` is not a bool, ``atol`` not a
+            number, or ``theta``/``phi`` not real numbers (strings, complex).
 
     >>> theta = np.array([[1.0, 0.0], [0.5, 0.5]])
     >>> phi = np.array([[0.5, 0.5, 0.0], [0.0, 0.0, 1.0]])
@@ -193,11 +193,17 @@ def model_perplexity(model: Any, docs: Any) -> float:
 def _distributions(values: Any, name: str, normalize: bool, atol: float) -> np.ndarray:
     """A validated 2-D float64 array of probability rows."""
     try:
-        array = np.asarray(values, dtype=np.float64)
-    except (ValueError, TypeError) as err:  # ragged rows, strings
+        array = np.asarray(values)
+    except ValueError as err:  # ragged rows
         raise InvalidArgumentError(
             f"{name} must be a rectangular array of numbers ({err})"
         ) from None
+    if array.dtype.kind not in "biuf" and array.dtype.name != "bfloat16":
+        # numpy would read "0.5" as 0.5 and drop the imaginary part of a complex number
+        raise InvalidTypeError(
+            f"{name} must hold real numbers (ints or floats), got an array of dtype {array.dtype}"
+        )
+    array = array.astype(np.float64)
     if array.ndim != 2 or 0 in array.shape:
         raise InvalidArgumentError(f"{name} must be a non-empty 2-D array, got {array.shape}")
     if not np.isfinite(array).all() or (array < 0).any():

@@ -109,13 +109,27 @@ def test_normalize_option():
         (np.ones((1, 2)) / 2, np.ones((2, 4)) / 3, [[0]], "sum to 1"),
         (np.ones((1, 2)) / 2, np.ones((2, 4)) / 4, "abc", "sequence"),
         ([[1.0], [0.5, 0.5]], np.ones((2, 4)) / 4, [[0]], "theta must be a rectangular array"),
-        (np.ones((1, 2)) / 2, [["x", "y", "z", "w"]] * 2, [[0]], "phi must be a rectangular"),
         (np.ones((1, 2)) / 2, np.ones((2, 4)) / 4, [[(0, 1), (1, 2, 3)]], "token ids or of"),
     ],
 )
 def test_bad_input(theta, phi, docs, match):
     with pytest.raises(InvalidArgumentError, match=match):
         lda.perplexity(theta, phi, docs)
+
+
+@pytest.mark.parametrize(
+    ("theta", "phi", "message"),
+    [
+        ([["0.5", "0.5"]], np.ones((2, 4)) / 4, "theta must hold real numbers .* dtype <U3"),
+        (np.ones((1, 2)) / 2, [["x", "y", "z", "w"]] * 2, "phi must hold real numbers .* <U1"),
+        (np.array([[0.5 + 1j, 0.5]]), np.ones((2, 4)) / 4, "theta .* dtype complex128"),
+        ([[None, 1.0]], np.ones((2, 4)) / 4, "theta .* dtype object"),
+    ],
+)
+def test_distributions_that_are_not_real_numbers(theta, phi, message):
+    """numpy read the strings "0.5" as numbers and dropped imaginary parts (a ComplexWarning)."""
+    with pytest.raises(InvalidTypeError, match=message):
+        lda.perplexity(theta, phi, [[0]], normalize=True)
 
 
 @pytest.mark.parametrize(
