@@ -208,11 +208,15 @@ def _distributions(values: Any, name: str, normalize: bool, atol: float) -> np.n
         raise InvalidArgumentError(f"{name} must be a non-empty 2-D array, got {array.shape}")
     if not np.isfinite(array).all() or (array < 0).any():
         raise InvalidArgumentError(f"{name} must be finite and non-negative")
-    sums = array.sum(axis=1, keepdims=True)
     if normalize:
-        if (sums == 0).any():
+        # divided by its largest value first: the sum of a row of huge values would overflow to
+        # inf and the row become all zeros
+        peaks = array.max(axis=1, keepdims=True)
+        if (peaks == 0).any():
             raise InvalidArgumentError(f"{name} has an all-zero row")
-        return array / sums
+        array = array / peaks
+        return array / array.sum(axis=1, keepdims=True)
+    sums = array.sum(axis=1, keepdims=True)
     bad = np.flatnonzero(np.abs(sums[:, 0] - 1) > atol)
     if bad.size:
         raise InvalidArgumentError(

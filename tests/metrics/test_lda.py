@@ -132,6 +132,14 @@ def test_distributions_that_are_not_real_numbers(theta, phi, message):
         lda.perplexity(theta, phi, [[0]], normalize=True)
 
 
+def test_normalize_rows_of_huge_values():
+    """Their sums overflowed to inf, the rows became zeros and the perplexity inf."""
+    theta, phi = np.full((1, 2), 1e308), np.array([[5e307, 1.5e308], [1.5e308, 5e307]])
+    assert lda.perplexity(theta, phi, [[0]], normalize=True) == pytest.approx(2.0)
+    tiny = np.full((1, 2), 5e-324)  # subnormal: normalized to [0.5, 0.5] as well
+    assert lda.perplexity(tiny, phi, [[0]], normalize=True) == pytest.approx(2.0)
+
+
 @pytest.mark.parametrize(
     ("option", "error", "message"),
     [
