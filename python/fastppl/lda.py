@@ -32,6 +32,7 @@ quantities):
 from __future__ import annotations
 
 import math
+import reprlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -242,7 +243,7 @@ def _doc_term_entries(
             raise InvalidArgumentError("docs must be a sequence of documents or a sparse matrix")
         if len(docs) != num_docs:
             raise InvalidArgumentError(f"{len(docs)} documents given for {num_docs} rows of theta")
-        pairs = [_document_pairs(doc) for doc in docs]
+        pairs = [_document_pairs(doc, index) for index, doc in enumerate(docs)]
         rows = np.repeat(np.arange(num_docs), [ids.size for ids, _ in pairs])
         words = np.concatenate([ids for ids, _ in pairs] + [np.zeros(0, np.int64)])
         counts = np.concatenate([c for _, c in pairs] + [np.zeros(0)])
@@ -259,21 +260,29 @@ DOCUMENT_FORM = (
 )
 
 
-def _document_pairs(doc: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Token ids and counts of one document (token-id list or bag of words)."""
+def _document_pairs(doc: Any, index: int) -> tuple[np.ndarray, np.ndarray]:
+    """Token ids and counts of ``docs[index]`` (token-id list or bag of words): integer ids, or
+    whole floats of the int64 range; numbers only, else an :class:`InvalidArgumentError` naming
+    the document."""
     try:
         array = np.asarray(doc)
     except ValueError:  # pairs of different lengths
-        raise InvalidArgumentError(DOCUMENT_FORM) from None
+        raise InvalidArgumentError(f"docs[{index}]: {DOCUMENT_FORM}") from None
     if array.size == 0:
         return np.zeros(0, np.int64), np.zeros(0)
     if array.ndim == 1 and np.issubdtype(array.dtype, np.integer):
         return array.astype(np.int64), np.ones(array.size)
-    if array.ndim == 2 and array.shape[1] == 2:
+    # numbers only: np.round of a str or None raised a bare TypeError, a complex count lost
+    # its imaginary part
+    if array.ndim == 2 and array.shape[1] == 2 and array.dtype.kind in "iuf":
         ids = array[:, 0]
-        if np.all(ids == np.round(ids)):
+        whole = np.isfinite(ids) & (ids == np.round(ids)) & (np.abs(ids) < 2.0**63)
+        if whole.all():
             return ids.astype(np.int64), array[:, 1].astype(np.float64)
-    raise InvalidArgumentError(DOCUMENT_FORM)
+    raise InvalidArgumentError(
+        f"docs[{index}]: {DOCUMENT_FORM}, got {reprlib.repr(doc)} (an array of dtype "
+        f"{array.dtype} and shape {array.shape})"
+    )
 
 
 def _sparse_counts(docs: Any, vocab: int) -> Any:

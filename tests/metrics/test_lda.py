@@ -1,6 +1,7 @@
 """Tests for fastppl.lda."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -138,6 +139,28 @@ def test_normalize_rows_of_huge_values():
     assert lda.perplexity(theta, phi, [[0]], normalize=True) == pytest.approx(2.0)
     tiny = np.full((1, 2), 5e-324)  # subnormal: normalized to [0.5, 0.5] as well
     assert lda.perplexity(tiny, phi, [[0]], normalize=True) == pytest.approx(2.0)
+
+
+@pytest.mark.parametrize(
+    ("bad_document", "message"),
+    [
+        ([("a", 1)], r"docs\[1\]: each document .* got \[\('a', 1\)\] \(an array of dtype <U21"),
+        ([(None, 1)], r"docs\[1\]: each document .* dtype object and shape \(1, 2\)\)"),
+        ([(0, "1")], r"docs\[1\]: each document .* dtype <U21"),
+        ([(0, 1 + 1j)], r"docs\[1\]: each document .* dtype complex128"),
+        ([(np.inf, 1)], r"docs\[1\]: each document .* dtype float64"),
+        ([(1e30, 1)], r"docs\[1\]: each document .* dtype float64"),
+        ([0.5], r"docs\[1\]: each document .* got \[0\.5\]"),
+    ],
+)
+def test_bad_bag_of_words_names_the_document(bad_document, message):
+    """A str or None in a bag of words raised numpy's bare TypeError (from np.round), a complex
+    count was cast to its real part, an inf or 1e30 id warned of an invalid cast."""
+    theta, phi = np.full((2, 2), 0.5), np.full((2, 3), 1 / 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(InvalidArgumentError, match=message):
+            lda.perplexity(theta, phi, [[(0, 1)], bad_document])
 
 
 @pytest.mark.parametrize(
