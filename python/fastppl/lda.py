@@ -247,10 +247,21 @@ def _doc_term_entries(
         rows = np.repeat(np.arange(num_docs), [ids.size for ids, _ in pairs])
         words = np.concatenate([ids for ids, _ in pairs] + [np.zeros(0, np.int64)])
         counts = np.concatenate([c for _, c in pairs] + [np.zeros(0)])
-    if words.size and (words.min() < 0 or words.max() >= vocab):
-        raise InvalidArgumentError(f"token ids must lie in [0, {vocab})")
-    if not np.isfinite(counts).all() or (counts < 0).any() or (counts != np.round(counts)).any():
-        raise InvalidArgumentError("word counts must be non-negative integers")
+    outside = (words < 0) | (words >= vocab)
+    if outside.any():
+        first = int(np.flatnonzero(outside)[0])
+        raise InvalidArgumentError(
+            f"token id {words[first]} of document {rows[first]} is outside the vocabulary: "
+            f"token ids must lie in [0, {vocab})"
+        )
+    with np.errstate(invalid="ignore"):  # np.round(nan)
+        wrong = ~np.isfinite(counts) | (counts < 0) | (counts != np.round(counts))
+    if wrong.any():
+        first = int(np.flatnonzero(wrong)[0])
+        raise InvalidArgumentError(
+            f"count {counts[first]} of token id {words[first]} in document {rows[first]}: "
+            "word counts must be non-negative integers"
+        )
     return rows.astype(np.intp), words.astype(np.intp), counts
 
 

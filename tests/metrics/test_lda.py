@@ -164,6 +164,30 @@ def test_bad_bag_of_words_names_the_document(bad_document, message):
 
 
 @pytest.mark.parametrize(
+    ("docs", "message"),
+    [
+        (
+            [[0, 1], [2, 3, 1]],
+            "token id 3 of document 1 is outside the vocabulary: token ids must lie in [0, 3)",
+        ),
+        ([[-1], [0]], "token id -1 of document 0 is outside the vocabulary"),
+        (
+            [[(0, 1)], [(1, 2), (2, -1)]],
+            "count -1.0 of token id 2 in document 1: word counts must be non-negative integers",
+        ),
+        ([[(0, 1.5)], [(1, 2)]], "count 1.5 of token id 0 in document 0: "),
+    ],
+)
+def test_bad_token_id_or_count_is_named(docs, message):
+    """These said only 'token ids must lie in [0, 3)' or 'word counts must be non-negative
+    integers', not which id of which document."""
+    theta, phi = np.full((2, 2), 0.5), np.full((2, 3), 1 / 3)
+    with pytest.raises(InvalidArgumentError) as caught:
+        lda.perplexity(theta, phi, docs)
+    assert str(caught.value).startswith(message)
+
+
+@pytest.mark.parametrize(
     ("option", "error", "message"),
     [
         ({"normalize": "yes"}, InvalidTypeError, "normalize must be True or False, got 'yes'"),
