@@ -125,7 +125,8 @@ class CorpusResult(PerplexityResult):
             if self.document_units is None
             else self.document_units
         )
-        return np.exp(-totals / counts)
+        with np.errstate(over="ignore"):  # too large for a float: inf, as .perplexity
+            return np.exp(-totals / counts)
 
     @property
     def macro_perplexity(self) -> float:

@@ -1,6 +1,7 @@
 """Tests for fastppl.metrics."""
 
 import math
+import warnings
 
 import ml_dtypes
 import numpy as np
@@ -501,6 +502,16 @@ def test_unscored_first_label_is_not_checked():
     """Under the causal shift labels[..., 0] is never predicted, so any value is accepted."""
     logits = np.log(np.full((1, 3, 4), 0.25))
     assert metrics.from_logits(logits, np.array([[99, 1, 2]])).num_tokens == 2
+
+
+def test_document_perplexity_too_large_for_a_float_is_inf_without_a_warning():
+    """np.exp overflowed with a RuntimeWarning (an error under -W error) where .perplexity,
+    through exp_or_inf, gives inf quietly."""
+    r = metrics.score_corpus([[-800.0], [-1.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert r.document_perplexities.tolist() == [math.inf, math.e]
+        assert r.macro_perplexity == math.inf
 
 
 def test_perplexity_too_large_for_a_float_is_inf():
