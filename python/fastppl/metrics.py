@@ -423,6 +423,11 @@ def from_logits(
             f"logits must have at least 2 dimensions (..., T, V): one row of V scores per "
             f"label, got shape {values.shape}"
         )
+    if values.shape[-1] == 0:
+        raise InvalidArgumentError(
+            f"logits of shape {values.shape} have an empty vocabulary (V = 0): no label can be "
+            "scored"
+        )
     label_ids = _as_numpy(labels, "labels")
     if label_ids.shape != values.shape[:-1]:
         raise InvalidArgumentError(

@@ -391,7 +391,7 @@ def test_from_logits_property(logits, data):
         (np.zeros((2, 3, 5)), np.full((2, 3), -1), None, r"\[0, 5\)"),
         (np.zeros((2, 1, 5)), np.zeros((2, 1), int), None, "no label is scored"),
         (np.zeros((1, 0, 5)), np.zeros((1, 0), int), None, "no token to score"),  # T = 0
-        (np.zeros((1, 3, 0)), np.zeros((1, 3), int), None, r"vocabulary \[0, 0\)"),  # V = 0
+        (np.zeros((1, 3, 0)), np.zeros((1, 3), int), None, r"empty vocabulary \(V = 0\)"),
         (np.full((2, 3, 5), np.nan), np.zeros((2, 3), int), None, r"logits\[0, 0, 0\] is nan"),
         (np.full((1, 3, 5), np.inf), np.zeros((1, 3), int), None, r"logits\[0, 0, 0\] is inf"),
         (np.full((1, 3, 5), -np.inf), np.zeros((1, 3), int), None, r"logits\[0, 0, 0\] is -inf"),
