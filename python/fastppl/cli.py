@@ -677,8 +677,25 @@ def _score_documents(args: argparse.Namespace) -> int:
             )
             for record, score in zip(records, scores.tolist(), strict=True):
                 record[args.perplexity_field] = json_float(score)
-                out.write(json.dumps(record, ensure_ascii=False) + "\n")
+                out.write(_json_line(record))
     return 0
+
+
+def _json_line(record: dict) -> str:
+    """`record` as one JSON line, its text as is (UTF-8); with its non-ASCII characters escaped
+    when it holds a lone surrogate (the escape "\\ud800" that JSON allows, which UTF-8 cannot
+    encode), as the input may, in a field other than the text.
+
+    >>> _json_line({"a": "é", "b": "\\ud800"})
+    '{"a": "\\\\u00e9", "b": "\\\\ud800"}\\n'
+    """
+    line = json.dumps(record, ensure_ascii=False) + "\n"
+    if not line.isascii():
+        try:
+            line.encode()
+        except UnicodeEncodeError:
+            return json.dumps(record) + "\n"
+    return line
 
 
 def _json_batches(path: str, field: str, encoding: str) -> Iterator[list[dict]]:

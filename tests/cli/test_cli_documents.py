@@ -81,6 +81,22 @@ def test_line_separators_inside_strings_are_not_line_ends(model_path, tmp_path) 
     assert [r["again"] for r in out] == [r["perplexity"] for r in out]
 
 
+def test_a_lone_surrogate_outside_the_text_comes_back_escaped(model_path, tmp_path) -> None:
+    """JSON may escape a lone surrogate ("\\ud800"), which UTF-8 cannot encode: such a record
+    came back as a UnicodeEncodeError traceback (and no output); it is now written with its
+    non-ASCII characters escaped, and reads back as it was."""
+    source = tmp_path / "docs.jsonl"
+    source.write_text('{"text": "o dia", "id": "\\ud800é"}\n{"text": "é", "id": 2}\n', "utf-8")
+    target = tmp_path / "out.jsonl"
+    assert (
+        main(["score", str(model_path), str(source), "--documents", "-q", "-o", str(target)]) == 0
+    )
+    lines = target.read_text("utf-8").splitlines()
+    assert lines[0].startswith('{"text": "o dia", "id": "\\ud800\\u00e9", "perplexity": ')
+    assert lines[1].startswith('{"text": "é", "id": 2, "perplexity": ')
+    assert [json.loads(line)["id"] for line in lines] == ["\ud800é", 2]
+
+
 def test_sentencepiece_from_standard_input(
     model_path, records, paragraphs, tmp_path, capsys
 ) -> None:
