@@ -719,6 +719,10 @@ def _json_batches(path: str, field: str, encoding: str) -> Iterator[list[dict]]:
                 record = json.loads(line)
             except json.JSONDecodeError as e:
                 raise InvalidArgumentError(f"{path}:{number}: not valid JSON ({e})") from None
+            except RecursionError:  # arrays or objects nested thousands deep
+                raise InvalidArgumentError(
+                    f"{path}:{number}: JSON nested too deeply for Python's json module"
+                ) from None
             if not isinstance(record, dict):
                 raise InvalidArgumentError(f"{path}:{number}: not a JSON object")
             if field not in record:

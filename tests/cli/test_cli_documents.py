@@ -136,6 +136,11 @@ def test_sentencepiece_from_standard_input(
         ("[1, 2]", "docs.jsonl:3: not a JSON object"),
         ('{"body": "x"}', "docs.jsonl:3: no field 'text'"),
         ('{"text": 5}', "docs.jsonl:3: field 'text' is int, not text"),
+        # a RecursionError traceback before
+        (
+            '{"text": "a", "x": ' + "[" * 100_000 + "]" * 100_000 + "}",
+            "docs.jsonl:3: JSON nested too deeply",
+        ),
     ],
 )
 def test_bad_records_name_their_line_and_leave_no_output(
