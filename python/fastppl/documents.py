@@ -246,7 +246,8 @@ def perplexity(
             ``normalize`` is neither a bool nor a mapping, or one of its options ``accent``,
             ``case``, ``numbers`` is not a bool; ``whole_lines`` is not a bool, or
             ``num_threads`` neither an int nor None.
-        InvalidArgumentError: a line holds ``<s>`` or ``</s>`` (fastppl adds them itself), a
+        InvalidArgumentError: without ``sp_model``, a line holds the word ``<s>`` or ``</s>``
+            (fastppl adds them itself; SentencePiece cuts them into other pieces), a
             document holds a lone surrogate (not UTF-8; the message names the document,
             ``documents[3]``, and the position), ``normalize`` holds an unknown option or a
             ``punct`` other than 0, 1, 2, or ``num_threads`` is below 1.
@@ -311,7 +312,9 @@ def _batch_perplexities(
         texts = _sentencepiece_lines(texts, sp, threads)
     else:
         texts = [text + "\n" for text in texts]  # every line ended: a last empty line counts
-    corpus = Corpus.from_texts(texts, tokenizer="kenlm")
+    # by word, a line holding <s> or </s> (which the core refuses as words; SentencePiece cuts
+    # them into other pieces) stands empty in the corpus, and is cut whole
+    corpus = Corpus.from_texts(_marked_lines_blanked(texts) if by_word else texts, "kenlm")
     if by_word:
         corpus = _cut_word_by_word(corpus, texts, sp, threads)
     return model.evaluate(corpus).document_perplexities
@@ -338,16 +341,39 @@ def _cut_word_by_word(
     :func:`_spec_allows_words`) except where two cuts of a word tie, or nearly tie within the
     float32 rounding of the line's running score; the lines where that is likely (a word of
     :data:`_TIE_PRONE`, a line over :data:`_LONG_LINE` characters) are cut whole, as CCNet
-    cuts every line.
+    cuts every line; so are the lines holding ``<s>`` or ``</s>``, which stand empty in
+    ``corpus`` (see :func:`_marked_lines_blanked`).
     """
     words = corpus._inner.vocab()
     pieces = sp.encode(words, out_type=str, num_threads=threads)
     tie_prone = [len(word) > _LONG_WORD or _TIE_PRONE.search(word) is not None for word in words]
     lines = [line for text in texts for line in text.split("\n")[:-1]]
     long_lines = (i for i, line in enumerate(lines) if len(line) > _LONG_LINE)
-    indices = sorted({*corpus._inner.sentences_with(tie_prone), *long_lines})
+    marked = (i for i, line in enumerate(lines) if _holds_marker(line))
+    indices = sorted({*corpus._inner.sentences_with(tie_prone), *long_lines, *marked})
     cut = sp.encode([lines[i] for i in indices], out_type=str, num_threads=threads)
     return Corpus(corpus._inner.expand(pieces, list(zip(indices, cut, strict=True))))
+
+
+def _holds_marker(text: str) -> bool:
+    """Whether ``text`` holds ``<s>`` or ``</s>``."""
+    return "<s>" in text or "</s>" in text
+
+
+def _marked_lines_blanked(texts: list[str]) -> list[str]:
+    """``texts`` with every line holding ``<s>`` or ``</s>`` emptied: the core refuses them as
+    words, SentencePiece cuts them into other pieces (``"<", "s", ">"``), as it cuts such a line
+    whole.
+
+    >>> _marked_lines_blanked(["a <s> b\\nc\\n", "d\\n"])
+    ['\\nc\\n', 'd\\n']
+    """
+    return [
+        "\n".join("" if _holds_marker(line) else line for line in text.split("\n"))
+        if _holds_marker(text)
+        else text
+        for text in texts
+    ]
 
 
 def map_function(

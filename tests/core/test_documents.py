@@ -248,6 +248,24 @@ def test_bad_sentencepiece_options_are_refused(sp_model: Path, option, error, me
 
 
 @pytest.mark.parametrize("whole_lines", [False, True])
+def test_sentence_markers_in_the_text_are_cut_by_sentencepiece(
+    sp_model: Path, machado_model, machado_paragraphs, whole_lines
+) -> None:
+    """SentencePiece cuts "<s>" and "</s>" into other pieces, as CCNet scores them: read word
+    by word (the default), such a document raised 'sentence 1 holds the reserved token "<s>"'
+    while whole_lines=True scored it."""
+    import sentencepiece
+
+    sp = sentencepiece.SentencePieceProcessor(model_file=str(sp_model))
+    assert "<s>" not in sp.encode("a <s> b </s>", out_type=str)
+    docs = _documents(machado_paragraphs[2000:2040])
+    docs[1:3] = ["O <s> dia\nde</s> SOL\n<s>", "</s>", "x<s>y\n\no dia"]
+    expected = reference.ccnet_document_perplexities(machado_model, docs, sp=sp)
+    got = documents.perplexity(machado_model, docs, sp_model=sp, whole_lines=whole_lines)
+    np.testing.assert_allclose(got, expected, rtol=1e-9)
+
+
+@pytest.mark.parametrize("whole_lines", [False, True])
 def test_a_lone_surrogate_with_sentencepiece_names_the_document(
     sp_model: Path, machado_model, whole_lines
 ) -> None:
