@@ -247,7 +247,8 @@ def perplexity(
             ``case``, ``numbers`` is not a bool; ``whole_lines`` is not a bool, or
             ``num_threads`` neither an int nor None.
         InvalidArgumentError: without ``sp_model``, a line holds the word ``<s>`` or ``</s>``
-            (fastppl adds them itself; SentencePiece cuts them into other pieces), a
+            (fastppl adds them itself; SentencePiece cuts them into other pieces; the message
+            names the document and its line, ``documents[3], line 2``), a
             document holds a lone surrogate (not UTF-8; the message names the document,
             ``documents[3]``, and the position), ``normalize`` holds an unknown option or a
             ``punct`` other than 0, 1, 2, or ``num_threads`` is below 1.
@@ -271,8 +272,8 @@ def perplexity(
     sp = None if sp_model is None else _sentencepiece(sp_model)
     with utf8_strings({"documents": texts}):
         scores = [
-            _batch_perplexities(ngram_model, batch, options, sp, num_threads, whole_lines)
-            for batch in _batches(texts)
+            _batch_perplexities(ngram_model, batch, first, options, sp, num_threads, whole_lines)
+            for first, batch in _batches(texts)
         ]
     return np.concatenate(scores) if scores else np.zeros(0)
 
@@ -283,27 +284,30 @@ def perplexity(
 BATCH_CHARS = 32_000_000
 
 
-def _batches(texts: list[str]) -> Iterator[list[str]]:
-    """``texts`` in consecutive runs of about :data:`BATCH_CHARS` characters."""
+def _batches(texts: list[str]) -> Iterator[tuple[int, list[str]]]:
+    """``texts`` in consecutive runs of about :data:`BATCH_CHARS` characters, each with the
+    index of its first text."""
     start = size = 0
     for i, text in enumerate(texts):
         size += len(text)
         if size >= BATCH_CHARS:
-            yield texts[start : i + 1]
+            yield start, texts[start : i + 1]
             start, size = i + 1, 0
     if start < len(texts):
-        yield texts[start:]
+        yield start, texts[start:]
 
 
 def _batch_perplexities(
     model: NGramModel,
     texts: list[str],
+    first: int,
     options: _Normalization | None,
     sp: SentencePieceProcessor | None,
     num_threads: int | None,
     whole_lines: bool,
 ) -> np.ndarray:
-    """:func:`perplexity` of one batch: normalized, cut into pieces, scored in one Rust call."""
+    """:func:`perplexity` of one batch (``documents[first:]``): normalized, cut into pieces,
+    scored in one Rust call."""
     if options is not None:
         texts = [_normalized_lines(text, options) for text in texts]
     threads = num_threads if num_threads is not None else os.cpu_count() or 1
@@ -314,10 +318,39 @@ def _batch_perplexities(
         texts = [text + "\n" for text in texts]  # every line ended: a last empty line counts
     # by word, a line holding <s> or </s> (which the core refuses as words; SentencePiece cuts
     # them into other pieces) stands empty in the corpus, and is cut whole
-    corpus = Corpus.from_texts(_marked_lines_blanked(texts) if by_word else texts, "kenlm")
+    try:
+        corpus = Corpus.from_texts(_marked_lines_blanked(texts) if by_word else texts, "kenlm")
+    except InvalidArgumentError as err:
+        error = _marker_error(err, texts, first)
+        if error is None:
+            raise
+        raise error from None
     if by_word:
         corpus = _cut_word_by_word(corpus, texts, sp, threads)
     return model.evaluate(corpus).document_perplexities
+
+
+def _marker_error(
+    err: InvalidArgumentError, texts: list[str], first: int
+) -> InvalidArgumentError | None:
+    """The core's error for a reserved token in sentence N of a batch (one sentence per line
+    of ``texts``, each ended by a newline) naming the document and its line (from 1) instead;
+    None for any other error.
+
+    >>> err = InvalidArgumentError('sentence 2 holds the reserved token "<s>": do not')
+    >>> _marker_error(err, ["a\\n", "b\\nc <s>\\n"], 5)
+    InvalidArgumentError('documents[6], line 2, holds the reserved token "<s>": do not')
+    """
+    found = re.match(r"sentence (\d+) (holds the reserved token .*)", str(err), re.DOTALL)
+    if found is None:
+        return None
+    sentence = int(found[1])
+    for i, text in enumerate(texts):
+        lines = text.count("\n")
+        if sentence < lines:
+            return InvalidArgumentError(f"documents[{first + i}], line {sentence + 1}, {found[2]}")
+        sentence -= lines
+    return None
 
 
 #: A word holding a run of three copies of a unit ("...", "0000", "ababab"): several orders of

@@ -167,6 +167,17 @@ def test_bad_documents_raise_clear_errors(machado_model) -> None:
         documents.perplexity("model.arpa", ["a"])
     with pytest.raises(InvalidArgumentError, match="reserved token"):
         documents.perplexity(machado_model, ["a <s> b"])
+
+
+@pytest.mark.parametrize("batch_chars", [documents.BATCH_CHARS, 3])
+def test_a_sentence_marker_names_its_document_and_line(machado_model, monkeypatch, batch_chars):
+    """The message said 'sentence 4', the index of the line among all lines of the batch."""
+    monkeypatch.setattr(documents, "BATCH_CHARS", batch_chars)
+    docs = ["o dia", "\n\n", "de sol\nO </s> DIA\nfim"]
+    message = re.escape('documents[2], line 2, holds the reserved token "</s>": sentence markers')
+    for normalize in (True, False):
+        with pytest.raises(InvalidArgumentError, match=message):
+            documents.perplexity(machado_model, docs, normalize=normalize)
     corpus = Corpus.from_sentences([["a", "b"]])
     no_markers = NGramModel.fit(corpus, order=2, smoothing="kneser_ney", bos_eos=False)
     with pytest.raises(InvalidArgumentError, match="bos_eos=False"):
