@@ -669,16 +669,39 @@ def _score_documents(args: argparse.Namespace) -> int:
         )
     model = _load_model(args)
     sp = _sentencepiece(args.sp_model) if args.sp_model else None
+    path, field = source or "/dev/stdin", args.text_field
     with _text_output(args.output) as out:
-        for records in _json_batches(source or "/dev/stdin", args.text_field, args.encoding):
-            texts = [record[args.text_field] for record in records]
-            scores = perplexity(
-                model, texts, normalize=args.normalize, sp_model=sp, whole_lines=args.whole_lines
-            )
+        for records, numbers in _json_batches(path, field, args.encoding):
+            texts = [record[field] for record in records]
+            try:
+                scores = perplexity(
+                    model,
+                    texts,
+                    normalize=args.normalize,
+                    sp_model=sp,
+                    whole_lines=args.whole_lines,
+                )
+            except InvalidArgumentError as e:
+                raise _record_error(e, path, numbers, field) from None
             for record, score in zip(records, scores.tolist(), strict=True):
                 record[args.perplexity_field] = json_float(score)
                 out.write(_json_line(record))
     return 0
+
+
+def _record_error(
+    error: InvalidArgumentError, path: str, numbers: list[int], field: str
+) -> InvalidArgumentError:
+    """`documents.perplexity`'s error naming a document of a batch (``documents[3] holds ...``)
+    naming its line of the input and its field instead; any other error as it was.
+
+    >>> _record_error(InvalidArgumentError("documents[1], line 2, holds <s>"), "d", [4, 9], "t")
+    InvalidArgumentError("d:9: field 't', line 2, holds <s>")
+    """
+    found = re.match(r"documents\[(\d+)\](.*)", str(error), re.DOTALL)
+    if found is None or int(found[1]) >= len(numbers):
+        return error
+    return InvalidArgumentError(f"{path}:{numbers[int(found[1])]}: field {field!r}{found[2]}")
 
 
 def _json_line(record: dict) -> str:
@@ -698,12 +721,13 @@ def _json_line(record: dict) -> str:
     return line
 
 
-def _json_batches(path: str, field: str, encoding: str) -> Iterator[list[dict]]:
+def _json_batches(path: str, field: str, encoding: str) -> Iterator[tuple[list[dict], list[int]]]:
     """The JSON objects of the lines of `path` (blank lines skipped), `DOCUMENT_BATCH` at a
-    time; each must hold a string in `field`."""
+    time, with their line numbers; each must hold a string in `field`."""
     from fastppl.text import iter_text
 
     batch: list[dict] = []
+    numbers: list[int] = []
     number = 0
     for chunk in iter_text(path, encoding=encoding):
         # lines end at "\n" only (JSON Lines): U+2028, U+2029 and U+0085, which str.splitlines
@@ -733,11 +757,12 @@ def _json_batches(path: str, field: str, encoding: str) -> Iterator[list[dict]]:
                 kind = type(record[field]).__name__
                 raise InvalidArgumentError(f"{path}:{number}: field {field!r} is {kind}, not text")
             batch.append(record)
+            numbers.append(number)
             if len(batch) == DOCUMENT_BATCH:
-                yield batch
-                batch = []
+                yield batch, numbers
+                batch, numbers = [], []
     if batch:
-        yield batch
+        yield batch, numbers
 
 
 @contextlib.contextmanager

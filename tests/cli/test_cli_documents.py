@@ -136,6 +136,16 @@ def test_sentencepiece_from_standard_input(
         ("[1, 2]", "docs.jsonl:3: not a JSON object"),
         ('{"body": "x"}', "docs.jsonl:3: no field 'text'"),
         ('{"text": 5}', "docs.jsonl:3: field 'text' is int, not text"),
+        # named 'documents[0]' (its index in a batch of 10,000) before
+        (
+            '{"text": "o \\ud800"}',
+            "docs.jsonl:3: field 'text' holds a lone surrogate ('\\ud800') at position 2",
+        ),
+        # named 'sentence 2' (its index among the lines of a batch) before
+        (
+            '{"text": "a\\nb </s>"}',
+            "docs.jsonl:3: field 'text', line 2, holds the reserved token \"</s>\"",
+        ),
         # a RecursionError traceback before
         (
             '{"text": "a", "x": ' + "[" * 100_000 + "]" * 100_000 + "}",
@@ -152,6 +162,18 @@ def test_bad_records_name_their_line_and_leave_no_output(
     assert main(["score", str(model_path), str(source), "--documents", "-o", str(target)]) == 1
     assert message in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == [source]
+
+
+def test_a_bad_text_is_named_by_its_line_in_any_batch(model_path, tmp_path, capsys, monkeypatch):
+    import fastppl.cli
+
+    monkeypatch.setattr(fastppl.cli, "DOCUMENT_BATCH", 2)
+    source = tmp_path / "docs.jsonl"
+    lines = ['{"text": "a"}'] * 4 + ["", '{"text": "x", "body": "a"}', '{"text": "<s>"}']
+    source.write_text("\n".join(lines) + "\n", "utf-8")
+    assert main(["score", str(model_path), str(source), "--documents", "-q"]) == 1
+    err = capsys.readouterr().err
+    assert f"{source}:7: field 'text', line 1, holds the reserved token \"<s>\"" in err
 
 
 @pytest.mark.parametrize(
