@@ -23,6 +23,7 @@ words (see :func:`_spec_allows_words`).
 
 from __future__ import annotations
 
+import errno
 import functools
 import itertools
 import os
@@ -488,8 +489,10 @@ def _sentencepiece(sp_model: object) -> SentencePieceProcessor:
             f"sp_model must be a path or a SentencePieceProcessor, got {type(sp_model).__name__}"
         )
     path = os.fspath(sp_model)
+    if os.path.isdir(path):
+        raise IsADirectoryError(errno.EISDIR, "SentencePiece model is a directory", path)
     if not os.path.isfile(path):
-        raise FileNotFoundError(2, "SentencePiece model not found", path)
+        raise FileNotFoundError(errno.ENOENT, "SentencePiece model not found", path)
     try:
         return sentencepiece.SentencePieceProcessor(model_file=path)
     except (OSError, RuntimeError) as err:

@@ -164,6 +164,24 @@ def test_bad_records_name_their_line_and_leave_no_output(
     assert list(tmp_path.iterdir()) == [source]
 
 
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("missing.model", "SentencePiece model not found: '{}'"),
+        ("folder", "SentencePiece model is a directory: '{}'"),  # said 'not found' before
+    ],
+)
+def test_a_bad_sentencepiece_path_is_named(model_path, tmp_path, capsys, name, message) -> None:
+    pytest.importorskip("sentencepiece")
+    source = tmp_path / "docs.jsonl"
+    source.write_text('{"text": "a"}\n', "utf-8")
+    (tmp_path / "folder").mkdir()
+    sp_model = tmp_path / name
+    argv = ["score", str(model_path), str(source), "--documents", "--sp-model", str(sp_model)]
+    assert main(argv) == 1
+    assert capsys.readouterr().err == f"fastppl: error: {message.format(sp_model)}\n"
+
+
 def test_a_bad_text_is_named_by_its_line_in_any_batch(model_path, tmp_path, capsys, monkeypatch):
     import fastppl.cli
 

@@ -229,8 +229,11 @@ def test_sentencepiece_documents_match_the_ccnet_loop(
     raw = reference.ccnet_document_perplexities(model, docs, sp=sp, normalize=False)
     got = documents.perplexity(model, docs, sp_model=sp, normalize=False)
     np.testing.assert_allclose(got, raw, rtol=1e-9)
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(FileNotFoundError, match="SentencePiece model not found"):
         documents.perplexity(model, docs, sp_model=tmp_path / "none.model")
+    # a FileNotFoundError ('SentencePiece model not found') before
+    with pytest.raises(IsADirectoryError, match="SentencePiece model is a directory"):
+        documents.perplexity(model, docs, sp_model=tmp_path)
     with pytest.raises(InvalidArgumentError, match="not a SentencePiece model"):
         documents.perplexity(model, docs, sp_model=arpa)
 
