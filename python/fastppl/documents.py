@@ -383,7 +383,10 @@ def _cut_word_by_word(
     tie_prone = [len(word) > _LONG_WORD or _TIE_PRONE.search(word) is not None for word in words]
     lines = [line for text in texts for line in text.split("\n")[:-1]]
     long_lines = (i for i, line in enumerate(lines) if len(line) > _LONG_LINE)
-    marked = (i for i, line in enumerate(lines) if _holds_marker(line))
+    # (each line looked at only in the rare batch that holds a marker at all)
+    marked: Iterable[int] = ()
+    if any(_holds_marker(text) for text in texts):
+        marked = (i for i, line in enumerate(lines) if _holds_marker(line))
     indices = sorted({*corpus._inner.sentences_with(tie_prone), *long_lines, *marked})
     cut = sp.encode([lines[i] for i in indices], out_type=str, num_threads=threads)
     return Corpus(corpus._inner.expand(pieces, list(zip(indices, cut, strict=True))))
