@@ -43,7 +43,7 @@ from fastppl.text import (
     resolve_sentences,
     tokenize_text,
 )
-from fastppl.tokenize import ENGINES, Engine, punkt_model
+from fastppl.tokenize import ENGINES, Engine, punkt_dir, punkt_model
 
 if TYPE_CHECKING:
     import numpy as np
@@ -53,6 +53,30 @@ def _checked_tokenizer(tokenizer: str) -> str:
     if tokenizer not in TOKENIZERS:
         raise InvalidArgumentError(f"tokenizer must be one of {TOKENIZERS}, got {tokenizer!r}")
     return tokenizer
+
+
+def _check_nltk_options(tokenizer: str, sentences: str, language: object, engine: str) -> None:
+    """``language`` and ``engine`` checked against what reads the text: when NLTK's code is
+    used (``tokenizer="nltk"`` or ``sentences="punkt"``), ``language`` must name Punkt parameters
+    that exist (checked now, before any text is read, even if there is none); otherwise either
+    one given another value than its default would be silently ignored, and is refused."""
+    if tokenizer == "nltk" or sentences == "punkt":
+        punkt_dir(language)  # InvalidArgumentError or PunktDataNotFoundError
+        return
+    ignored = [
+        f"{name}={value!r}"
+        for name, value, default in (
+            ("language", language, "english"),
+            ("engine", engine, "native"),
+        )
+        if value != default
+    ]
+    if ignored:
+        raise InvalidArgumentError(
+            f"{' and '.join(ignored)} would be ignored: tokenizer={tokenizer!r} with "
+            f"sentences={sentences!r} does not use NLTK (only tokenizer='nltk' or "
+            f"sentences='punkt' do); leave {'it' if len(ignored) == 1 else 'them'} out"
+        )
 
 
 def _strict_utf8(reading: dict) -> bool:
@@ -133,9 +157,11 @@ class _TextOptions:
             raise InvalidArgumentError(
                 f"sentences must be one of {SENTENCE_MODES}, got {sentences!r}"
             )
+        sentences = resolve_sentences(tokenizer, sentences)
+        _check_nltk_options(tokenizer, sentences, language, engine)
         return cls(
             tokenizer,
-            resolve_sentences(tokenizer, sentences),
+            sentences,
             check_bool("lowercase", lowercase),
             _check_prefixes(skip_line_prefixes),
             language,
@@ -278,7 +304,11 @@ class Corpus:
                 ``text`` holding a lone surrogate (not UTF-8, which the core reads; the message
                 names its position), or bad ``skip_line_prefixes``: a bare str, or a prefix
                 that is empty (every line starts with it), not a str, or holds a lone surrogate
-                (no UTF-8 line starts with it); the message names it, ``skip_line_prefixes[1]``.
+                (no UTF-8 line starts with it); the message names it, ``skip_line_prefixes[1]``;
+                or a ``language`` or ``engine`` other than the default where nothing uses them
+                (neither ``tokenizer="nltk"`` nor ``sentences="punkt"``).
+            PunktDataNotFoundError: NLTK's code is used and ``language`` has no Punkt
+                parameters (checked before any text is read).
             InvalidTypeError: ``lowercase`` is not a bool, or ``skip_line_prefixes`` is not
                 iterable.
 

@@ -6,6 +6,7 @@ import bz2
 import gzip
 import json
 import lzma
+import re
 import subprocess
 import sys
 import textwrap
@@ -711,3 +712,47 @@ def test_train_ray_lists_url_inputs():
     with pytest.raises(InvalidArgumentError, match="no file matches"):
         _ray_inputs("memory://fastppl-shards/*.zst")
     fs.rm("/fastppl-shards", recursive=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Corpus text options that nothing would use
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "ignored"),
+    [
+        ({"tokenizer": "whitespace", "language": "portuguese"}, "language='portuguese'"),
+        ({"tokenizer": "whitespace", "sentences": "lines", "engine": "python"}, "engine='python'"),
+        ({"tokenizer": "kenlm", "language": 5}, "language=5"),
+        (
+            {"tokenizer": "kenlm", "language": "german", "engine": "python"},
+            "language='german' and engine='python'",
+        ),
+    ],
+)
+def test_corpus_refuses_nltk_options_that_nothing_uses(tmp_path, kwargs, ignored):
+    """``language`` and ``engine`` only matter to NLTK's code (``tokenizer="nltk"`` or
+    ``sentences="punkt"``); given to a reading that does not use it, they were silently
+    ignored (the tokens of whitespace splitting came back, whatever the language)."""
+    path = tmp_path / "t.txt"
+    path.write_text("a b. c\n", encoding="utf-8")
+    match = f"^{re.escape(ignored)} would be ignored: tokenizer='"
+    for make in (
+        lambda: Corpus.from_text("a b. c", **kwargs),
+        lambda: Corpus.from_texts(["a b. c"], **kwargs),
+        lambda: Corpus.from_file(path, **kwargs),
+    ):
+        with pytest.raises(InvalidArgumentError, match=match):
+            make()
+
+
+def test_corpus_checks_the_language_before_any_text(no_punkt):
+    """A language with no Punkt parameters is refused even when no text is given (it was found
+    out only at the first text: ``from_texts([], language="german")`` gave an empty corpus)."""
+    with pytest.raises(PunktDataNotFoundError, match="'german'"):
+        Corpus.from_texts([], language="german")
+    with pytest.raises(PunktDataNotFoundError, match="'german'"):
+        Corpus.from_texts(iter([]), tokenizer="whitespace", sentences="punkt", language="german")
+    with pytest.raises(InvalidArgumentError, match="language=5 is not a Punkt language name"):
+        Corpus.from_texts([], language=5, engine="python")
+    assert Corpus.from_texts([], tokenizer="whitespace", language="english").num_documents == 0
