@@ -336,7 +336,8 @@ class Corpus:
         """One document per text; options as in :meth:`from_text`.
 
         Raises:
-            InvalidTypeError: ``texts`` is a single str (use :meth:`from_text`), or
+            InvalidTypeError: ``texts`` is a single str (use :meth:`from_text`), or holds
+                something else than a str (the message names it, ``texts[1]``), or
                 ``lowercase`` is not a bool.
             InvalidArgumentError: as :meth:`from_text`; the message names the index of a text
                 holding a lone surrogate (``texts[3]``).
@@ -527,8 +528,12 @@ class Corpus:
         corpus = cls(_core.Corpus())
         with reporter(progress) as report:
             try:
-                for index, pieces in enumerate(documents):  # noqa: B007 (read by the except)
+                for index, pieces in enumerate(documents):
                     for text in pieces:
+                        if not isinstance(text, str):
+                            raise InvalidTypeError(
+                                f"{name.format(index)} must be a str, got {type(text).__name__}"
+                            )
                         corpus._add_text(text, options, report)
                     corpus._inner.end_document()
             except UnicodeEncodeError as err:

@@ -339,7 +339,7 @@ def test_bad_oov(mle, corpus, oov):
             lambda: Corpus.from_documents([[["a"]], iter([["b", 2]])]),
             r"^documents\[1\]: sentence 0: tokens must be str",
         ),
-        (lambda: Corpus.from_text(b"a b", tokenizer="whitespace"), "text must be str"),
+        (lambda: Corpus.from_text(b"a b", tokenizer="whitespace"), "text must be a str"),
     ],
 )
 def test_corpus_wrong_types(make, match):

@@ -756,3 +756,14 @@ def test_corpus_checks_the_language_before_any_text(no_punkt):
     with pytest.raises(InvalidArgumentError, match="language=5 is not a Punkt language name"):
         Corpus.from_texts([], language=5, engine="python")
     assert Corpus.from_texts([], tokenizer="whitespace", language="english").num_documents == 0
+
+
+@pytest.mark.parametrize("tokenizer", ["nltk", "whitespace", "kenlm"])
+@pytest.mark.parametrize("bad", [None, b"a b", 3])
+def test_from_texts_names_the_text_that_is_not_a_str(tokenizer, bad):
+    """The message said only 'text must be str, got NoneType', not which of the texts."""
+    kind = type(bad).__name__
+    with pytest.raises(InvalidTypeError, match=rf"^texts\[1\] must be a str, got {kind}$"):
+        Corpus.from_texts(iter(["a b", bad]), tokenizer=tokenizer)
+    with pytest.raises(InvalidTypeError, match=rf"^text must be a str, got {kind}$"):
+        Corpus.from_text(bad, tokenizer=tokenizer)
