@@ -229,6 +229,7 @@ class PunktDataNotFoundError(FastpplError, LookupError):
     Attributes:
         language: The language asked for.
         searched: The NLTK data folders looked in.
+        available: The languages that have parameters (bundled or on NLTK's data path).
     """
 
     def __init__(
@@ -236,21 +237,27 @@ class PunktDataNotFoundError(FastpplError, LookupError):
         message: str | None = None,
         language: str | None = None,
         searched: Sequence[str] = (),
+        available: Sequence[str] = (),
     ) -> None:
         self.language = language
         self.searched = list(searched)
+        self.available = list(available)
         if message is None:
+            hint = ""
+            if isinstance(language, str) and language.lower() in self.available:
+                hint = f" (NLTK's language names are lowercase: did you mean {language.lower()!r}?)"
             message = (
-                f"no Punkt parameters for language {language!r}: fastppl bundles 'english' and "
-                f"'portuguese', and tokenizers/punkt_tab/{language}/ is not in NLTK's data path "
-                f"({', '.join(self.searched) or 'empty'}); get it with "
+                f"no Punkt parameters for language {language!r}{hint}: the languages available "
+                f"are {', '.join(map(repr, self.available)) or 'none'} (fastppl bundles 'english' "
+                f"and 'portuguese'), and tokenizers/punkt_tab/{language}/ is not in NLTK's data "
+                f"path ({', '.join(self.searched) or 'empty'}); get it with "
                 f"`python -m nltk.downloader punkt_tab` or set NLTK_DATA to a folder that holds it"
             )
         self.message = message
         super().__init__(message)
 
     def __reduce__(self):
-        return (type(self), (self.message, self.language, self.searched))
+        return (type(self), (self.message, self.language, self.searched, self.available))
 
 
 class ModelFileNotFoundError(FastpplError, FileNotFoundError):

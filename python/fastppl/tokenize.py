@@ -110,7 +110,20 @@ def punkt_dir(language: str = "english") -> Path:
             candidate = Path(root) / "tokenizers" / "punkt_tab" / language
             if candidate.is_dir():
                 return candidate
-    raise PunktDataNotFoundError(None, language, searched)
+    raise PunktDataNotFoundError(None, language, searched, _available_languages(searched))
+
+
+def _available_languages(roots: list[str]) -> list[str]:
+    """The languages with a folder of Punkt parameters, bundled or under ``roots`` (NLTK's
+    data path), sorted: what the error for a language found nowhere lists."""
+    folders = [BUNDLED_PUNKT] + [Path(root) / "tokenizers" / "punkt_tab" for root in roots]
+    found = set()
+    for folder in folders:
+        try:
+            found.update(entry.name for entry in folder.iterdir() if entry.is_dir())
+        except OSError:  # no such folder, or not readable
+            continue
+    return sorted(found)
 
 
 def punkt_available(language: str = "english") -> bool:

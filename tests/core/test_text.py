@@ -767,3 +767,30 @@ def test_from_texts_names_the_text_that_is_not_a_str(tokenizer, bad):
         Corpus.from_texts(iter(["a b", bad]), tokenizer=tokenizer)
     with pytest.raises(InvalidTypeError, match=rf"^text must be a str, got {kind}$"):
         Corpus.from_text(bad, tokenizer=tokenizer)
+
+
+@pytest.mark.parametrize("engine", ["native", "python"])
+def test_unknown_language_lists_the_available_ones(monkeypatch, tmp_path, engine):
+    """The error for a language found nowhere lists the languages there are (bundled, and on
+    NLTK's data path) and, for one in another case (NLTK's names are lowercase, 'English' is
+    not found either), names the one meant; it listed none, and said nothing of the case."""
+    import shutil
+
+    import nltk.data
+
+    from fastppl.tokenize import BUNDLED_PUNKT, sent_tokenize, word_tokenize
+
+    shutil.copytree(BUNDLED_PUNKT / "english", tmp_path / "tokenizers/punkt_tab/english_copy")
+    monkeypatch.setattr(nltk.data, "path", [str(tmp_path)])
+    available = "the languages available are 'english', 'english_copy', 'portuguese' ("
+    with pytest.raises(PunktDataNotFoundError) as info:
+        word_tokenize("Guten Tag.", "german", engine=engine)
+    assert available in str(info.value)
+    assert info.value.available == ["english", "english_copy", "portuguese"]
+    assert "did you mean" not in str(info.value)
+    with pytest.raises(PunktDataNotFoundError) as info:
+        sent_tokenize("Hello. There.", "English", engine=engine)
+    assert str(info.value).startswith(
+        "no Punkt parameters for language 'English' (NLTK's language names are lowercase: did "
+        f"you mean 'english'?): {available}"
+    )
