@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, get_args
 
 from fastppl import _core
-from fastppl._checks import not_utf8
+from fastppl._checks import check_bool, not_utf8
 from fastppl.errors import InvalidArgumentError, InvalidTypeError, PunktDataNotFoundError
 
 if TYPE_CHECKING:
@@ -231,7 +231,8 @@ def word_tokenize(
         The tokens.
 
     Raises:
-        InvalidTypeError: ``text`` is not a str.
+        InvalidTypeError: ``text`` is not a str, or ``preserve_line`` is not a bool (NLTK
+            would take any value for its truth: ``preserve_line="no"`` for True).
         InvalidArgumentError: An unknown ``engine`` or a bad ``language``, or the native engine
             is given a ``text`` holding a lone surrogate (not UTF-8; the message names its
             position).
@@ -243,6 +244,8 @@ def word_tokenize(
     ['It', 'ends.', 'Here', '.']
     """
     _check_text(text)
+    if preserve_line is not True and preserve_line is not False:  # (a cheap test first)
+        preserve_line = check_bool("preserve_line", preserve_line)
     if _check_engine(engine) == "python":
         from nltk.tokenize.destructive import NLTKWordTokenizer
 

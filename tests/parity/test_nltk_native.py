@@ -512,6 +512,22 @@ def test_text_of_another_type_is_a_type_error(tokenize, text):
         tokenize(text)
 
 
+@pytest.mark.parametrize("engine", ["native", "python"])
+@pytest.mark.parametrize("preserve_line", ["no", "False", None, 1, [True]])
+def test_preserve_line_must_be_a_bool(engine, preserve_line):
+    """preserve_line was taken for its truth, as NLTK does: preserve_line="no" kept the text
+    one sentence ('Hi.' a token) without a word."""
+    with pytest.raises(InvalidTypeError, match=r"^preserve_line must be True or False, got "):
+        word_tokenize("Hi. There.", preserve_line=preserve_line, engine=engine)
+
+
+def test_preserve_line_takes_numpy_bools():
+    import numpy as np
+
+    assert word_tokenize("Hi. There.", preserve_line=np.bool_(True)) == ["Hi.", "There", "."]
+    assert word_tokenize("Hi. There.", preserve_line=np.bool_(False)) == ["Hi", ".", "There", "."]
+
+
 @pytest.mark.parametrize("preserve_line", [False, True])
 def test_lone_surrogates_name_their_position_and_the_python_engine(preserve_line):
     """A Python str may hold lone surrogates (an emoji as UTF-16 halves); UTF-8 may not: the
