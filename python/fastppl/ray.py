@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -257,6 +258,31 @@ def _gather(refs: list[Any], stage: str) -> list[Any]:
         ) from err
 
 
+def _check_output(output: str) -> None:
+    """Refuses, before a task starts, an output `train` could not write or would wrongly
+    replace: a directory, a device, FIFO or socket (the finished model is renamed over the
+    output, which would replace ``/dev/null`` itself as root), or a path whose directory does
+    not exist (it is not created: a typo would otherwise leave new directories behind).
+    `output` is absolute."""
+    try:
+        mode: int | None = os.stat(output).st_mode
+    except OSError:
+        mode = None
+    if mode is not None and stat.S_ISDIR(mode):
+        raise InvalidArgumentError(f"the output {output!r} is a directory: name a file in it")
+    if mode is not None and not stat.S_ISREG(mode):
+        raise InvalidArgumentError(
+            f"the output {output!r} is not a regular file (a device, FIFO or socket): train "
+            "renames the finished model over its output, which would replace it; write to a "
+            "regular file (fastppl train --ray copies one to '-' or a device)"
+        )
+    parent = os.path.dirname(output)
+    if not os.path.isdir(parent):
+        raise InvalidArgumentError(
+            f"the output's directory {parent!r} does not exist (create it first)"
+        )
+
+
 def train(
     inputs: Sequence[str | os.PathLike[str]],
     output: str | os.PathLike[str],
@@ -347,8 +373,9 @@ def train(
 
     Raises:
         InvalidArgumentError: bad order, estimator, parameter, memory, inputs, text option
-            (tokenizer, sentences, encoding, errors, line prefixes) or work_dir; all checked
-            before a task starts.
+            (tokenizer, sentences, encoding, errors, line prefixes) or work_dir, or an output
+            that is a directory, a device, FIFO or socket, or in a directory that does not
+            exist; all checked before a task starts.
         InvalidTypeError: ``inputs`` is a single path, not a list of them; ``lowercase`` is
             not a bool.
         PunktDataNotFoundError: no Punkt parameters for ``language`` (``tokenizer="nltk"``).
@@ -407,6 +434,7 @@ def train(
         "language": language,
     }
     output = os.path.abspath(os.fspath(output))
+    _check_output(output)
     parent = os.path.dirname(output) if work_dir is None else os.fspath(work_dir)
     job = os.path.join(os.path.abspath(parent), f"fastppl-ray-{uuid.uuid4().hex}")
     # the output's extension picks its compression: keep it at the end of the temporary name;

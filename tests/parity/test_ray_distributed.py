@@ -9,6 +9,7 @@ import json
 import lzma
 import os
 import secrets
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -340,6 +341,28 @@ def test_bad_input_fails_with_fastppl_error_and_no_file(cluster, shards, tmp_pat
     with pytest.raises(InvalidArgumentError, match="partitions"):
         fray.train(paths, out, order=3, partitions=0, **TEXT)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_output_that_cannot_be_written_is_refused_before_any_task(cluster, tmp_path):
+    """A FIFO (or, as root, /dev/null) was replaced by a regular file holding the model, a
+    directory failed after the whole job with the temporary file's name, and a missing
+    directory was created with its parents; each is now refused before a task starts."""
+    text = tmp_path / "a.txt"
+    text.write_text("a b\n")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    (tmp_path / "folder").mkdir()
+    cases = [
+        (fifo, r"'.*fifo' is not a regular file \(a device, FIFO or socket\)"),
+        (tmp_path / "folder", r"'.*folder' is a directory: name a file in it"),
+        (tmp_path / "no" / "such" / "m.arpa", r"directory '.*no/such' does not exist"),
+    ]
+    for output, message in cases:
+        with pytest.raises(InvalidArgumentError, match=message):
+            fray.train([text], output, order=2, **TEXT)
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert list((tmp_path / "folder").iterdir()) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt", "fifo", "folder"]
 
 
 @pytest.mark.parametrize(
