@@ -36,7 +36,7 @@ from fastppl.errors import (
     InvalidArgumentError,
 )
 from fastppl.model import ARPA_SMOOTHINGS, NGramModel, fit_arguments, is_binary_name
-from fastppl.text import decoder_for
+from fastppl.text import decoder_for, is_url, url_filesystem
 from fastppl.tokenize import punkt_model
 from fastppl.training import parse_memory
 
@@ -283,6 +283,32 @@ def _check_output(output: str) -> None:
         )
 
 
+def _local_path(path: str) -> str | None:
+    """The local file that the input `path` names (a path, or a ``file://`` URL), or None for a
+    URL of another filesystem."""
+    if not is_url(path):
+        return path
+    if path.lower().startswith("file://"):
+        return url_filesystem(path)[1]
+    return None
+
+
+def _check_not_an_input(output: str, paths: Sequence[str]) -> None:
+    """Refuses an output that is one of the input files: the model renamed over it at the end
+    would replace the training text."""
+    for i, path in enumerate(paths):
+        local = _local_path(path)
+        try:
+            same = local is not None and os.path.samefile(local, output)
+        except OSError:  # one of them does not exist (the output need not)
+            same = False
+        if same:
+            raise InvalidArgumentError(
+                f"the output {output!r} is the input file inputs[{i}] = {path!r}: refusing to "
+                "overwrite it (give another output path)"
+            )
+
+
 def train(
     inputs: Sequence[str | os.PathLike[str]],
     output: str | os.PathLike[str],
@@ -375,7 +401,7 @@ def train(
         InvalidArgumentError: bad order, estimator, parameter, memory, inputs, text option
             (tokenizer, sentences, encoding, errors, line prefixes) or work_dir, or an output
             that is a directory, a device, FIFO or socket, or in a directory that does not
-            exist; all checked before a task starts.
+            exist, or that is one of the inputs; all checked before a task starts.
         InvalidTypeError: ``inputs`` is a single path, not a list of them; ``lowercase`` is
             not a bool.
         PunktDataNotFoundError: no Punkt parameters for ``language`` (``tokenizer="nltk"``).
@@ -435,6 +461,7 @@ def train(
     }
     output = os.path.abspath(os.fspath(output))
     _check_output(output)
+    _check_not_an_input(output, paths)
     parent = os.path.dirname(output) if work_dir is None else os.fspath(work_dir)
     job = os.path.join(os.path.abspath(parent), f"fastppl-ray-{uuid.uuid4().hex}")
     # the output's extension picks its compression: keep it at the end of the temporary name;

@@ -365,6 +365,25 @@ def test_an_output_that_cannot_be_written_is_refused_before_any_task(cluster, tm
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt", "fifo", "folder"]
 
 
+def test_an_output_that_is_an_input_is_refused(cluster, tmp_path, monkeypatch):
+    """The model was renamed over the training file named as the output, which was lost."""
+    monkeypatch.chdir(tmp_path)
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_text("a b\n")
+    b.write_text("b a\n")
+    for inputs, output, index in [
+        ([a, b], b, 1),
+        ([f"file://{a}", b], "a.txt", 0),  # a URL of the same file, a relative output
+    ]:
+        with pytest.raises(
+            InvalidArgumentError,
+            match=rf"is the input file inputs\[{index}\] = .*: refusing to overwrite it",
+        ):
+            fray.train(inputs, output, order=2, **TEXT)
+    assert (a.read_text(), b.read_text()) == ("a b\n", "b a\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt", "b.txt"]
+
+
 @pytest.mark.parametrize(
     ("option", "error", "message"),
     [
