@@ -34,6 +34,7 @@ from fastppl.errors import (
     EmptyCorpusError,
     FastpplError,
     InvalidArgumentError,
+    InvalidTypeError,
 )
 from fastppl.model import ARPA_SMOOTHINGS, NGramModel, fit_arguments, is_binary_name
 from fastppl.text import decoder_for, is_url, url_filesystem
@@ -649,6 +650,7 @@ class _Scorer:
                 f"the dataset has no column {self.column!r} "
                 f"(columns: {', '.join(batch.column_names)})"
             )
+        _check_no_clash(batch.column_names, self.names)
         texts = batch.column(self.column).to_pylist()
         try:
             result = self.model.evaluate_texts(texts, self.oov, **self.text_options)
@@ -664,6 +666,46 @@ class _Scorer:
         for name, values in zip(self.names, columns, strict=True):
             batch = batch.append_column(name, pa.array(values))
         return batch
+
+
+def _check_no_clash(existing: Sequence[str], names: Sequence[str]) -> None:
+    """Refuses added column `names` that the dataset already has (its `existing` columns):
+    Arrow would hold two columns of one name, which Ray Data then fails on with a KeyError
+    of its own."""
+    clashing = [name for name in names if name in existing]
+    if clashing:
+        raise InvalidArgumentError(
+            f"the dataset already has a column {clashing[0]!r} that score would add: pass "
+            f"columns=(...) with three names it does not have (columns: {', '.join(existing)})"
+        )
+
+
+def _check_columns(
+    dataset: ray.data.Dataset, text_column: str, columns: Sequence[str]
+) -> tuple[str, str, str]:
+    """`columns` as a tuple, refused unless three distinct str other than `text_column`; when
+    the dataset's schema is known without running it, a missing `text_column` or an added
+    column it already has is refused too (otherwise each actor checks its batches)."""
+    if (
+        isinstance(columns, str)
+        or not isinstance(columns, Sequence)
+        or not all(isinstance(c, str) for c in columns)
+    ):
+        raise InvalidTypeError(f"columns must be three str, got {columns!r}")
+    if not isinstance(text_column, str):
+        raise InvalidTypeError(f"text_column must be a str, got {text_column!r}")
+    if text_column in columns:
+        raise InvalidArgumentError(
+            f"columns {tuple(columns)!r} would replace the text column {text_column!r}"
+        )
+    schema = dataset.schema(fetch_if_missing=False)
+    if schema is not None:
+        if text_column not in schema.names:
+            raise InvalidArgumentError(
+                f"the dataset has no column {text_column!r} (columns: {', '.join(schema.names)})"
+            )
+        _check_no_clash(schema.names, columns)
+    return (columns[0], columns[1], columns[2])
 
 
 def score(
@@ -719,7 +761,9 @@ def score(
         InvalidArgumentError, InvalidTypeError: a bad text option (tokenizer, sentences,
             lowercase, line prefixes, as `Corpus.from_text` refuses them) or ``oov`` (as
             `NGramModel.evaluate` refuses it), checked before Ray is used; ``columns`` not
-            three distinct names.
+            three distinct str, or naming the text column; a dataset without the text column,
+            or with a column of those names (before Ray is used when its schema is known
+            without running it, else when the job runs).
 
     >>> import pathlib, tempfile, ray
     >>> from fastppl import NGramModel
@@ -739,6 +783,7 @@ def score(
     options = _TextOptions.checked(
         tokenizer, sentences, lowercase, skip_line_prefixes, language, "native"
     )
+    columns = _check_columns(dataset, text_column, columns)
     _check_room_for_reads(dataset, concurrency * num_cpus)
     text_options = {
         "tokenizer": tokenizer,

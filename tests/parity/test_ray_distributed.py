@@ -574,6 +574,33 @@ def test_score_rejects_a_missing_model_or_column(cluster, tmp_path):
         fray.score(path, ds, tokenizer="whitespace", concurrency=1).take_all()
 
 
+def test_score_refuses_added_columns_the_dataset_has(cluster, tmp_path):
+    """A dataset with a column named as one score adds (or a text column among `columns`) got
+    a second column of that name, on which Ray Data failed with 'KeyError: Field "perplexity"
+    exists 2 times in schema' from its own code; now a clear InvalidArgumentError, before Ray
+    is used when the schema is known, else from the actor."""
+    path = tmp_path / "m.fppl"
+    NGramModel.fit(Corpus.from_sentences([["a", "b"]]), order=2, smoothing="witten_bell").save(path)
+    ds = ray.data.from_items([{"text": "a b", "perplexity": 1.0}])
+    clash = r"the dataset already has a column 'perplexity' that score would add"
+    with pytest.raises(InvalidArgumentError, match=clash):
+        fray.score(path, ds, tokenizer="whitespace", concurrency=1)
+    with pytest.raises(InvalidArgumentError, match=r"would replace the text column 'text'"):
+        fray.score(path, ds, tokenizer="whitespace", columns=("p", "text", "n"))
+    with pytest.raises(InvalidTypeError, match=r"columns must be three str, got \('p', 'l', 3\)"):
+        fray.score(path, ds, tokenizer="whitespace", columns=("p", "l", 3))  # type: ignore[arg-type]
+    with pytest.raises(InvalidArgumentError, match=r"the dataset has no column 'body'"):
+        fray.score(path, ds, tokenizer="whitespace", text_column="body")
+    docs = tmp_path / "docs.jsonl"  # read when the job runs: the actor refuses the batch
+    docs.write_text('{"text": "a b", "log_prob": 0.5}\n')
+    lazy = fray.score(path, ray.data.read_json(str(docs)), tokenizer="whitespace", concurrency=1)
+    with pytest.raises(Exception, match=clash.replace("perplexity", "log_prob")):
+        lazy.take_all()
+    rows = fray.score(path, ds, tokenizer="whitespace", concurrency=1, columns=("p", "l", "n"))
+    rows = rows.take_all()
+    assert [(r["perplexity"], r["n"]) for r in rows] == [(1.0, 3)]
+
+
 @pytest.mark.parametrize(
     ("option", "error", "message"),
     [
