@@ -310,6 +310,18 @@ def _check_not_an_input(output: str, paths: Sequence[str]) -> None:
             )
 
 
+def _check_no_directory(paths: Sequence[str]) -> None:
+    """Refuses, before a task starts, an input that is a local directory (each task would
+    fail on it with a bare IsADirectoryError once the job had started)."""
+    for i, path in enumerate(paths):
+        local = _local_path(path)
+        if local is not None and os.path.isdir(local):
+            raise InvalidArgumentError(
+                f"inputs[{i}] = {path!r} is a directory: list the text files in it "
+                "(fastppl train --ray DIRECTORY reads its files)"
+            )
+
+
 def train(
     inputs: Sequence[str | os.PathLike[str]],
     output: str | os.PathLike[str],
@@ -402,7 +414,8 @@ def train(
         InvalidArgumentError: bad order, estimator, parameter, memory, inputs, text option
             (tokenizer, sentences, encoding, errors, line prefixes) or work_dir, or an output
             that is a directory, a device, FIFO or socket, or in a directory that does not
-            exist, or that is one of the inputs; all checked before a task starts.
+            exist, or that is one of the inputs, or an input that is a directory; all checked
+            before a task starts.
         InvalidTypeError: ``inputs`` is a single path, not a list of them; ``lowercase`` is
             not a bool.
         PunktDataNotFoundError: no Punkt parameters for ``language`` (``tokenizer="nltk"``).
@@ -420,6 +433,7 @@ def train(
     paths = [os.fspath(p) for p in check_iterable(inputs, "inputs", "paths")]
     if not paths:
         raise InvalidArgumentError("inputs must name at least one text file")
+    _check_no_directory(paths)
     if format not in (None, "arpa", "binary"):
         raise InvalidArgumentError(f"format must be 'arpa', 'binary' or None, got {format!r}")
     binary = format == "binary" or (format is None and is_binary_name(output))

@@ -384,6 +384,17 @@ def test_an_output_that_is_an_input_is_refused(cluster, tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt", "b.txt"]
 
 
+def test_a_directory_among_the_inputs_is_refused_before_any_task(cluster, tmp_path):
+    """It failed in its task with a bare IsADirectoryError, once the job had started."""
+    a = tmp_path / "a.txt"
+    a.write_text("a b\n")
+    (tmp_path / "sub").mkdir()
+    for inputs, index in [([a, tmp_path / "sub"], 1), ([f"file://{tmp_path}", a], 0)]:
+        with pytest.raises(InvalidArgumentError, match=rf"inputs\[{index}\] = .* is a directory"):
+            fray.train(inputs, tmp_path / "m.arpa", order=2, **TEXT)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt", "sub"]
+
+
 @pytest.mark.parametrize(
     ("option", "error", "message"),
     [
