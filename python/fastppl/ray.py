@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from fastppl import _core
-from fastppl._checks import check_iterable, check_oov
+from fastppl._checks import check_int, check_iterable, check_number, check_oov
 from fastppl.corpus import Corpus, _TextOptions
 from fastppl.errors import (
     DistributedTaskError,
@@ -722,6 +722,20 @@ def _check_columns(
     return (columns[0], columns[1], columns[2])
 
 
+def _check_actors(concurrency: int, num_cpus: float, batch_size: int) -> tuple[int, float, int]:
+    """`score`'s actor options, refused with fastppl's errors before Ray is used (Ray raised
+    its own ValueError or TypeError for them, such as "('size must be >= 1', 0)")."""
+    concurrency = check_int("concurrency", concurrency)
+    batch_size = check_int("batch_size", batch_size)
+    cpus = check_number("num_cpus", num_cpus)
+    for name, value, least in (("concurrency", concurrency, 1), ("batch_size", batch_size, 1)):
+        if value < least:
+            raise InvalidArgumentError(f"{name} must be at least {least}, got {value!r}")
+    if not 0 <= cpus < float("inf"):
+        raise InvalidArgumentError(f"num_cpus must be a finite number >= 0, got {num_cpus!r}")
+    return concurrency, num_cpus, batch_size
+
+
 def score(
     model_path: str | os.PathLike[str],
     dataset: ray.data.Dataset,
@@ -774,7 +788,8 @@ def score(
     Raises:
         InvalidArgumentError, InvalidTypeError: a bad text option (tokenizer, sentences,
             lowercase, line prefixes, as `Corpus.from_text` refuses them) or ``oov`` (as
-            `NGramModel.evaluate` refuses it), checked before Ray is used; ``columns`` not
+            `NGramModel.evaluate` refuses it), ``concurrency`` or ``batch_size`` not an int
+            >= 1, ``num_cpus`` not a number >= 0, checked before Ray is used; ``columns`` not
             three distinct str, or naming the text column; a dataset without the text column,
             or with a column of those names (before Ray is used when its schema is known
             without running it, else when the job runs).
@@ -797,6 +812,7 @@ def score(
     options = _TextOptions.checked(
         tokenizer, sentences, lowercase, skip_line_prefixes, language, "native"
     )
+    concurrency, num_cpus, batch_size = _check_actors(concurrency, num_cpus, batch_size)
     columns = _check_columns(dataset, text_column, columns)
     _check_room_for_reads(dataset, concurrency * num_cpus)
     text_options = {

@@ -626,6 +626,13 @@ def test_score_refuses_added_columns_the_dataset_has(cluster, tmp_path):
         ),
         ({"oov": "ignore"}, InvalidArgumentError, "oov must be 'unk', 'skip' or 'error'"),
         ({"oov": None}, InvalidTypeError, "oov must be 'unk', 'skip' or 'error', got None"),
+        # (Ray's own ValueError or TypeError, e.g. "('size must be >= 1', 0)")
+        ({"concurrency": 0}, InvalidArgumentError, "concurrency must be at least 1, got 0"),
+        ({"concurrency": 1.5}, InvalidTypeError, "concurrency must be an int, got float"),
+        ({"batch_size": 0}, InvalidArgumentError, "batch_size must be at least 1, got 0"),
+        ({"batch_size": "10"}, InvalidTypeError, "batch_size must be an int, got str"),
+        ({"num_cpus": -1}, InvalidArgumentError, "num_cpus must be a finite number >= 0, got -1"),
+        ({"num_cpus": "1"}, InvalidTypeError, "num_cpus must be a number, got str"),
     ],
 )
 def test_score_checks_text_options_before_ray_is_used(tmp_path, option, error, message):
