@@ -21,7 +21,7 @@ import shutil
 import stat
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -417,7 +417,7 @@ def train(
             exist, or that is one of the inputs, or an input that is a directory; all checked
             before a task starts.
         InvalidTypeError: ``inputs`` is a single path, not a list of them; ``lowercase`` is
-            not a bool.
+            not a bool; ``ray_options`` is not a mapping.
         PunktDataNotFoundError: no Punkt parameters for ``language`` (``tokenizer="nltk"``).
         CorpusFileNotFoundError, CorpusDecodeError: an input cannot be read.
         DistributedTaskError: a task failed for good for another reason.
@@ -434,6 +434,11 @@ def train(
     if not paths:
         raise InvalidArgumentError("inputs must name at least one text file")
     _check_no_directory(paths)
+    if ray_options is not None and not isinstance(ray_options, Mapping):
+        raise InvalidTypeError(
+            f"ray_options must be a mapping of Ray task options (num_cpus=...), got "
+            f"{type(ray_options).__name__}"
+        )
     if format not in (None, "arpa", "binary"):
         raise InvalidArgumentError(f"format must be 'arpa', 'binary' or None, got {format!r}")
     binary = format == "binary" or (format is None and is_binary_name(output))

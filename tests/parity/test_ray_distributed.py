@@ -413,6 +413,7 @@ def test_a_directory_among_the_inputs_is_refused_before_any_task(cluster, tmp_pa
         ),
         ({"tokenizer": "nltk", "language": "klingon"}, PunktDataNotFoundError, "klingon"),
         ({"work_dir": "no/such/dir"}, InvalidArgumentError, "is not an existing directory"),
+        ({"ray_options": [1]}, InvalidTypeError, "ray_options must be a mapping"),
     ],
 )
 def test_text_options_are_checked_before_any_task(tmp_path, monkeypatch, option, error, message):
