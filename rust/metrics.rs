@@ -3,8 +3,9 @@
 //! For each row `x` of a `(rows, vocab)` logits matrix and its target id `t`,
 //! [`target_logprobs`] returns `x[t] - logsumexp(x)` in nats (natural log),
 //! accumulated in `f64` whatever the input precision. No softmax row is ever
-//! materialised: each row is read twice (max/finiteness pass, then the sum of
-//! `exp(x - max)`), which keeps it in cache. Half-precision rows are widened
+//! materialised: each row is read twice (its maximum, then the sum of
+//! `exp(x - max)`), which keeps it in cache. A `-inf` logit (what vocabulary
+//! masks write) is a probability of 0; NaN and `+inf` are refused. Half-precision rows are widened
 //! into a per-thread `f32` buffer of one row. Rows are spread over rayon
 //! threads; on x86-64 CPUs with AVX2+FMA (detected at run time) f32 rows use
 //! an explicitly vectorised kernel.
@@ -29,8 +30,8 @@ pub enum LogitsError {
         label: i64,
         vocab: usize,
     },
-    /// A scored row holds NaN or an infinity.
-    #[error("logits row {row} contains NaN or infinity")]
+    /// A scored row holds NaN or `+inf`, or no finite value (all `-inf`).
+    #[error("logits row {row} contains NaN or +infinity, or no finite value")]
     NonFinite { row: usize },
 }
 
@@ -61,7 +62,8 @@ impl Logits<'_> {
 ///
 /// # Errors
 /// [`LogitsError`] for inconsistent sizes, a target `>= vocab`, or a scored
-/// row containing NaN or an infinity.
+/// row containing NaN or `+inf`, or no finite value. A `-inf` logit is a
+/// probability of 0: the target's log-probability is `-inf` if its logit is.
 pub fn target_logprobs(
     logits: Logits<'_>,
     vocab: usize,
@@ -163,20 +165,25 @@ impl Wide for f64 {
 
 type RowKernel<W> = fn(&[W], usize) -> Option<f64>;
 
-/// `row[target] - logsumexp(row)` in f64, or `None` if the row is not finite.
+/// `row[target] - logsumexp(row)` in f64, or `None` if the row holds NaN or
+/// `+inf`, or only `-inf`.
 fn row_logprob<W: Wide>(row: &[W], target: usize) -> Option<f64> {
-    let (max, min) = extremes(row);
-    finish(row[target].to_f64(), max, min, exp_sum(row, max))
+    let max = row_max(row);
+    finish(row[target].to_f64(), max, exp_sum(row, max))
 }
 
-/// Largest and smallest value of a row; comparisons skip NaN.
+/// Largest value of a row (`-inf` for an empty or all `-inf` row); comparisons
+/// skip NaN, which [`exp_sum`] then propagates.
 #[inline(always)]
-fn extremes<W: Wide>(row: &[W]) -> (f64, f64) {
-    row.iter()
-        .fold((f64::NEG_INFINITY, f64::INFINITY), |(hi, lo), x| {
-            let x = x.to_f64();
-            (if x > hi { x } else { hi }, if x < lo { x } else { lo })
-        })
+fn row_max<W: Wide>(row: &[W]) -> f64 {
+    row.iter().fold(f64::NEG_INFINITY, |hi, x| {
+        let x = x.to_f64();
+        if x > hi {
+            x
+        } else {
+            hi
+        }
+    })
 }
 
 /// `sum(exp(x - max))` over a row, in f64; NaN if the row holds NaN.
@@ -185,10 +192,12 @@ fn exp_sum<W: Wide>(row: &[W], max: f64) -> f64 {
     row.iter().map(|x| exp_nonpositive(x.to_f64() - max)).sum()
 }
 
-/// The log-probability from a row's extremes and sum, if they are all finite.
+/// The log-probability from a row's maximum and sum, if both are finite (a
+/// `+inf` maximum, an all `-inf` row or a NaN in the sum are not); `-inf` for a
+/// target whose logit is `-inf`.
 #[inline(always)]
-fn finish(target_value: f64, max: f64, min: f64, sum: f64) -> Option<f64> {
-    (max.is_finite() && min.is_finite() && sum.is_finite()).then(|| target_value - max - sum.ln())
+fn finish(target_value: f64, max: f64, sum: f64) -> Option<f64> {
+    (max.is_finite() && sum.is_finite()).then(|| target_value - max - sum.ln())
 }
 
 /// AVX2+FMA row kernel for f32 rows: 8 values per step, f64 accumulation.
@@ -198,36 +207,29 @@ mod avx2 {
         __m256d, _mm256_add_epi64, _mm256_add_pd, _mm256_blendv_pd, _mm256_castpd_si256,
         _mm256_castps256_ps128, _mm256_castsi256_pd, _mm256_cmp_pd, _mm256_cvtps_pd,
         _mm256_extractf128_ps, _mm256_fmadd_pd, _mm256_fnmadd_pd, _mm256_loadu_ps, _mm256_max_ps,
-        _mm256_min_ps, _mm256_mul_pd, _mm256_set1_epi64x, _mm256_set1_pd, _mm256_set1_ps,
-        _mm256_setzero_pd, _mm256_slli_epi64, _mm256_storeu_pd, _mm256_storeu_ps, _mm256_sub_pd,
-        _CMP_LT_OQ,
+        _mm256_mul_pd, _mm256_set1_epi64x, _mm256_set1_pd, _mm256_set1_ps, _mm256_setzero_pd,
+        _mm256_slli_epi64, _mm256_storeu_pd, _mm256_storeu_ps, _mm256_sub_pd, _CMP_LT_OQ,
     };
 
-    use super::{exp_sum, extremes, finish, INV_FACTORIALS, LN2_HI, LN2_LO, SHIFTER};
+    use super::{exp_sum, finish, row_max, INV_FACTORIALS, LN2_HI, LN2_LO, SHIFTER};
 
     /// # Safety
     /// The CPU must support AVX2 and FMA.
     #[target_feature(enable = "avx2,fma")]
     pub(super) unsafe fn row_logprob(row: &[f32], target: usize) -> Option<f64> {
         let (body, tail) = row.split_at(row.len() / 8 * 8);
-        let (mut max, mut min) = extremes(tail);
         let mut hi = _mm256_set1_ps(f32::NEG_INFINITY);
-        let mut lo = _mm256_set1_ps(f32::INFINITY);
         for chunk in body.chunks_exact(8) {
-            let x = _mm256_loadu_ps(chunk.as_ptr());
-            hi = _mm256_max_ps(hi, x);
-            lo = _mm256_min_ps(lo, x);
+            hi = _mm256_max_ps(hi, _mm256_loadu_ps(chunk.as_ptr()));
         }
-        let (mut his, mut los) = ([0f32; 8], [0f32; 8]);
+        let mut his = [0f32; 8];
         _mm256_storeu_ps(his.as_mut_ptr(), hi);
-        _mm256_storeu_ps(los.as_mut_ptr(), lo);
-        let (body_max, body_min) = (extremes(&his).0, extremes(&los).1);
-        // A NaN in the body may leave a NaN lane: treat it as non-finite.
-        if his.iter().chain(&los).any(|v| v.is_nan()) {
+        // A NaN in the body may leave a NaN lane: treat it as non-finite (a NaN that
+        // max_ps passed over is caught by the sum below, into which it propagates).
+        if his.iter().any(|v| v.is_nan()) {
             return None;
         }
-        max = max.max(body_max);
-        min = min.min(body_min);
+        let max = row_max(tail).max(row_max(&his));
         let shift = _mm256_set1_pd(max);
         let (mut acc_lo, mut acc_hi) = (_mm256_setzero_pd(), _mm256_setzero_pd());
         for chunk in body.chunks_exact(8) {
@@ -240,7 +242,7 @@ mod avx2 {
         let mut sums = [0f64; 4];
         _mm256_storeu_pd(sums.as_mut_ptr(), _mm256_add_pd(acc_lo, acc_hi));
         let sum = sums.iter().sum::<f64>() + exp_sum(tail, max);
-        finish(f64::from(row[target]), max, min, sum)
+        finish(f64::from(row[target]), max, sum)
     }
 
     /// Four lanes of [`super::exp_nonpositive`].
@@ -361,13 +363,29 @@ mod tests {
                 let (got, want) = (kernel(&row, target), row_logprob(&row, target));
                 assert!((got.unwrap() - want.unwrap()).abs() < 1e-12, "len={len}");
             }
-            for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+            for bad in [f32::NAN, f32::INFINITY] {
                 for at in [0, len / 2, len - 1] {
                     let mut row = row.clone();
                     row[at] = bad;
                     assert_eq!(kernel(&row, 0), None, "len={len} at={at} bad={bad}");
                 }
             }
+            // a -inf logit (a vocabulary mask) is a probability of 0, in both kernels (a row
+            // of one value, masked, has no finite value: below)
+            for at in [0, len / 2, len - 1].into_iter().filter(|_| len > 1) {
+                let mut row = row.clone();
+                row[at] = f32::NEG_INFINITY;
+                for target in [0, len / 2, len - 1] {
+                    let (got, want) = (kernel(&row, target), row_logprob(&row, target));
+                    if target == at {
+                        assert_eq!(got, Some(f64::NEG_INFINITY), "len={len} at={at}");
+                    } else {
+                        assert!((got.unwrap() - want.unwrap()).abs() < 1e-12, "len={len}");
+                    }
+                }
+            }
+            let masked = vec![f32::NEG_INFINITY; len];
+            assert_eq!(kernel(&masked, 0), None, "len={len}: no finite value");
         }
     }
 
@@ -408,12 +426,40 @@ mod tests {
                 vocab: 3
             })
         );
-        for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+        for bad in [f64::NAN, f64::INFINITY] {
             let row = [0.0, 1.0, 2.0, 0.0, bad, 1.0];
             assert_eq!(
                 target_logprobs(Logits::F64(&row), 3, &[0, 0]),
                 Err(LogitsError::NonFinite { row: 1 })
             );
         }
+        let all_masked = [
+            0.0,
+            1.0,
+            2.0,
+            f64::NEG_INFINITY,
+            f64::NEG_INFINITY,
+            f64::NEG_INFINITY,
+        ];
+        assert_eq!(
+            target_logprobs(Logits::F64(&all_masked), 3, &[0, 0]),
+            Err(LogitsError::NonFinite { row: 1 })
+        );
+    }
+
+    #[test]
+    fn masked_logits_are_probabilities_of_zero() {
+        // -inf logits (a vocabulary mask) leave the others' softmax that of the row without them
+        let ninf = f64::NEG_INFINITY;
+        let masked = [1.0, ninf, 2.0, ninf, 0.5];
+        let kept = [1.0, 2.0, 0.5];
+        let got = target_logprobs(Logits::F64(&masked), 5, &[2]).unwrap()[0];
+        assert!((got - reference(&kept, 1)).abs() < 1e-15, "{got}");
+        let f32s: Vec<f32> = masked.iter().map(|&x| x as f32).collect();
+        let got32 = target_logprobs(Logits::F32(&f32s), 5, &[2]).unwrap()[0];
+        assert!((got32 - reference(&kept, 1)).abs() < 1e-6, "{got32}");
+        // a masked target has probability 0
+        let zero = target_logprobs(Logits::F64(&masked), 5, &[1]).unwrap()[0];
+        assert_eq!(zero, ninf);
     }
 }

@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -31,7 +32,7 @@ from typing import Any, Literal
 import numpy as np
 
 from fastppl._checks import LogBase, check_bool, check_int, check_number, log_base_divisor
-from fastppl.errors import InvalidArgumentError, InvalidTypeError
+from fastppl.errors import InvalidArgumentError, InvalidTypeError, ZeroProbabilityWarning
 from fastppl.result import LogLikelihood
 
 __all__ = [
@@ -389,7 +390,11 @@ def from_logits(
     softmax copy, rows in parallel, GIL released. ``logits`` may be float32,
     float64, float16, bfloat16 (``ml_dtypes``) numpy arrays or torch tensors
     (any device; bfloat16 is passed as its raw bits, not widened in Python).
-    C-contiguous inputs are read in place; others are copied once.
+    C-contiguous inputs are read in place; others are copied once. A ``-inf``
+    logit, as vocabulary masks write, is a probability of 0: the others are
+    normalised without it, and a label whose own logit is ``-inf`` gets
+    ``-inf`` (the perplexity is then ``inf``, with a
+    :class:`~fastppl.errors.ZeroProbabilityWarning`).
 
     Args:
         logits: ``(..., T, V)`` unnormalised scores.
@@ -406,8 +411,9 @@ def from_logits(
         InvalidArgumentError: Logits of fewer than 2 dimensions, shape or dtype
             mismatch, a ragged list (rows of different lengths), a masked array with
             masked entries (use ``attention_mask`` or ``ignore_index``), labels outside
-            ``[0, V)``, NaN/inf in a scored logits row (the message names the logit,
-            ``logits[b, t, v]``, and the label it predicts), or nothing to score.
+            ``[0, V)``, NaN or ``+inf`` in a scored logits row, or one that is all
+            ``-inf`` (the message names the logit, ``logits[b, t, v]``, or the row, and the
+            label it predicts), or nothing to score.
         InvalidTypeError: ``shift`` not a bool, ``ignore_index`` not an int.
 
     >>> logits = np.log(np.array([[[0.5, 0.5], [0.25, 0.75], [0.9, 0.1]]]))
@@ -481,6 +487,7 @@ def from_logits(
     except ValueError as err:
         raise _located(err, rows, half_format, label_ids.shape, shift) from None
     per_row = per_row.reshape(label_ids.shape)
+    _warn_zero_probabilities(per_row)
     if shift:
         per_row = np.concatenate([np.full_like(per_row[..., :1], np.nan), per_row[..., :-1]], -1)
     return LogitsResult(
@@ -491,8 +498,21 @@ def from_logits(
     )
 
 
-#: The core's message for a scored logits row holding NaN or an infinity (its flat row number).
-_NON_FINITE_ROW = re.compile(r"logits row (\d+) contains NaN or infinity")
+#: The core's message for a scored logits row holding NaN or +inf, or no finite value (its flat
+#: row number).
+_NON_FINITE_ROW = re.compile(r"logits row (\d+) contains NaN or \+infinity, or no finite value")
+
+
+def _warn_zero_probabilities(per_row: np.ndarray) -> None:
+    """Warns when a scored label has probability 0 (its logit is ``-inf``; unscored ones are
+    NaN), as `NGramModel.evaluate` warns of a token of probability 0."""
+    zero = int(np.count_nonzero(per_row == -np.inf))
+    if zero:
+        warnings.warn(
+            f"{zero} scored label(s) have probability 0 (a logit of -inf): the perplexity is inf",
+            ZeroProbabilityWarning,
+            stacklevel=3,
+        )
 
 
 def _located(
@@ -506,18 +526,18 @@ def _located(
         return InvalidArgumentError(str(err))
     row = int(found.group(1))
     values = _widened(rows[row], half_format)
-    column = int(np.flatnonzero(~np.isfinite(values))[0])
     position = tuple(int(i) for i in np.unravel_index(row, shape))
     label = (*position[:-1], position[-1] + 1) if shift else position
-    hint = (
-        " (a -inf logit, as vocabulary masks write, is not supported: use a large negative "
-        "finite score such as -1e9 instead)"
-        if values[column] == -np.inf
-        else ""
-    )
+    bad = np.flatnonzero(np.isnan(values) | (values == np.inf))
+    if bad.size == 0:
+        return InvalidArgumentError(
+            f"logits{list(position)} holds no finite value (every logit is -inf): the label it "
+            f"predicts, labels{list(label)}, has no probability"
+        )
+    column = int(bad[0])
     return InvalidArgumentError(
         f"logits{list((*position, column))} is {values[column]}: the scores predicting "
-        f"labels{list(label)} must be finite{hint}"
+        f"labels{list(label)} must be finite or -inf"
     )
 
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from fastppl import metrics
-from fastppl.errors import InvalidArgumentError, InvalidTypeError
+from fastppl.errors import InvalidArgumentError, InvalidTypeError, ZeroProbabilityWarning
 
 
 def reference_logprobs(logits, labels):
@@ -394,7 +394,12 @@ def test_from_logits_property(logits, data):
         (np.zeros((1, 3, 0)), np.zeros((1, 3), int), None, r"empty vocabulary \(V = 0\)"),
         (np.full((2, 3, 5), np.nan), np.zeros((2, 3), int), None, r"logits\[0, 0, 0\] is nan"),
         (np.full((1, 3, 5), np.inf), np.zeros((1, 3), int), None, r"logits\[0, 0, 0\] is inf"),
-        (np.full((1, 3, 5), -np.inf), np.zeros((1, 3), int), None, r"logits\[0, 0, 0\] is -inf"),
+        (
+            np.full((1, 3, 5), -np.inf),
+            np.zeros((1, 3), int),
+            None,
+            r"logits\[0, 0\] holds no finite value \(every logit is -inf\)",
+        ),
     ],
 )
 def test_from_logits_bad_input(logits, labels, mask, match):
@@ -429,7 +434,6 @@ def test_from_logits_takes_a_numpy_integer_ignore_index():
     [
         (np.nan, True, r"^logits\[1, 2, 3\] is nan: the scores predicting labels\[1, 3\] must"),
         (np.inf, False, r"^logits\[1, 2, 3\] is inf: the scores predicting labels\[1, 2\] must"),
-        (-np.inf, True, r"^logits\[1, 2, 3\] is -inf: .* large negative finite score"),
     ],
 )
 def test_non_finite_logits_are_named_by_their_index(dtype, bad, shift, match):
@@ -439,6 +443,24 @@ def test_non_finite_logits_are_named_by_their_index(dtype, bad, shift, match):
     logits[1, 2, 3] = bad
     with pytest.raises(InvalidArgumentError, match=match):
         metrics.from_logits(logits, np.zeros((2, 4), int), shift=shift)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+def test_minus_infinity_logits_are_probabilities_of_zero(dtype):
+    """A -inf logit (what vocabulary masks write) was refused: the other labels are now scored
+    as if it were not in the row, and a label whose own logit is -inf has probability 0 (-inf,
+    a perplexity of inf, and a ZeroProbabilityWarning)."""
+    make = ml_dtypes.bfloat16 if dtype == "bfloat16" else dtype
+    kept = np.array([[[1.0, 2.0, 0.5], [0.0, -1.0, 3.0]]])
+    masked = np.full((1, 2, 5), -np.inf)
+    masked[..., [0, 2, 4]] = kept
+    labels = np.array([[2, 4]])  # columns 1 and 2 of the kept logits
+    want = metrics.from_logits(kept.astype(make), np.array([[1, 2]]), shift=False)
+    got = metrics.from_logits(masked.astype(make), labels, shift=False)
+    np.testing.assert_allclose(got.token_logprobs, want.token_logprobs, rtol=0, atol=1e-12)
+    with pytest.warns(ZeroProbabilityWarning, match=r"1 scored label\(s\) have probability 0"):
+        zero = metrics.from_logits(masked.astype(make), np.array([[2, 1]]), shift=False)
+    assert zero.token_logprobs[0, 1] == -np.inf and zero.perplexity == np.inf
 
 
 @pytest.mark.parametrize(
