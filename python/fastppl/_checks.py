@@ -173,6 +173,20 @@ def check_utf8(name: str, value: str) -> str:
     return value
 
 
+def same_file(a: str | None, b: str) -> bool:
+    """Whether paths `a` and `b` name one existing file (same device and inode); False when
+    `a` is None or ``"-"`` (the command line's standard input or output), or either does not
+    exist (yet).
+
+    >>> same_file(__file__, __file__), same_file(None, __file__), same_file(__file__, "/no")
+    (True, False, False)
+    """
+    try:
+        return a is not None and a != "-" and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
 #: What ``oov=`` accepts (see `NGramModel.evaluate`).
 OovPolicy = Literal["unk", "skip", "error"]
 OOV_POLICIES: tuple[str, ...] = get_args(OovPolicy)

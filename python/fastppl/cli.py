@@ -35,7 +35,7 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from fastppl._checks import log_base_divisor
+from fastppl._checks import log_base_divisor, same_file
 from fastppl.errors import (
     FastpplError,
     FastpplWarning,
@@ -403,18 +403,6 @@ def _train_ray(args: argparse.Namespace, params: dict[str, float | bool], target
     return 0
 
 
-def _same_file(a: str | None, b: str) -> bool:
-    """Whether paths `a` and `b` name one existing file (same device and inode).
-
-    >>> _same_file(__file__, __file__), _same_file(None, __file__)
-    (True, False)
-    """
-    try:
-        return a is not None and a != "-" and os.path.samefile(a, b)
-    except OSError:  # one of them does not exist (yet)
-        return False
-
-
 def _is_stream(path: str) -> bool:
     """Whether `path` is an existing file that is not a regular file nor a folder (a device such
     as /dev/stdout or /dev/null, a named pipe, a socket): one to write into, never to replace.
@@ -489,7 +477,7 @@ def _train_into(args: argparse.Namespace, target: str) -> int:
         ("the input corpus", args.text),
         ("--limit-vocab-file", args.limit_vocab_file),
     ):
-        if _same_file(given, args.output):
+        if same_file(given, args.output):
             raise InvalidArgumentError(
                 f"the output {args.output!r} is {name} {given!r}: refusing to overwrite it "
                 "(give another output path)"
@@ -656,7 +644,7 @@ def _score_documents(args: argparse.Namespace) -> int:
             "field"
         )
     for name, given in (("the model", args.model), ("the input", args.text)):
-        if args.output is not None and _same_file(given, args.output):
+        if args.output is not None and same_file(given, args.output):
             raise InvalidArgumentError(
                 f"the output {args.output!r} is {name} {given!r}: refusing to overwrite it "
                 "(give another output path)"

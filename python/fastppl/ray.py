@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from fastppl import _core
-from fastppl._checks import check_int, check_iterable, check_number, check_oov
+from fastppl._checks import check_int, check_iterable, check_number, check_oov, same_file
 from fastppl.corpus import Corpus, _TextOptions
 from fastppl.errors import (
     DistributedTaskError,
@@ -298,12 +298,7 @@ def _check_not_an_input(output: str, paths: Sequence[str]) -> None:
     """Refuses an output that is one of the input files: the model renamed over it at the end
     would replace the training text."""
     for i, path in enumerate(paths):
-        local = _local_path(path)
-        try:
-            same = local is not None and os.path.samefile(local, output)
-        except OSError:  # one of them does not exist (the output need not)
-            same = False
-        if same:
+        if same_file(_local_path(path), output):
             raise InvalidArgumentError(
                 f"the output {output!r} is the input file inputs[{i}] = {path!r}: refusing to "
                 "overwrite it (give another output path)"
