@@ -372,7 +372,8 @@ class Model:
         return (type(self), (self.path,))
 
     def __repr__(self) -> str:
-        return f"<Model from {self.path!r}>"
+        """``<Model from b'name.arpa'>``: the file's name, without its folder, as kenlm shows it."""
+        return f"<Model from {os.path.basename(self.path)!r}>"
 
 
 #: ``kenlm.LanguageModel``: the same class.

@@ -31,6 +31,7 @@ def test_attributes_and_membership(models) -> None:
     ours, theirs = models
     assert ours.order == theirs.order == 4
     assert ours.path == theirs.path
+    assert repr(ours) == repr(theirs)  # the file's name, without its folder
     for word in ["o", "dia", "xyzzy", "<s>", "</s>", "<unk>", ""]:
         assert (word in ours) == (word in theirs), word
     assert fastppl.kenlm.LanguageModel is fastppl.kenlm.Model
