@@ -11,6 +11,16 @@ pub enum Error {
     /// A parameter is out of range or inconsistent (order, discount, smoothing name...).
     #[error("{0}")]
     InvalidArgument(String),
+    /// An argument is invalid at one of its items: the `index`-th (from 0) of those `item` names
+    /// ("sentence", "logits row"), with `reason` saying what is wrong with it. The bindings raise
+    /// it with `index` and `reason` as attributes, for the Python layer to name the item in the
+    /// caller's terms without reading the message.
+    #[error("{item} {index} {reason}")]
+    InvalidItem {
+        item: &'static str,
+        index: usize,
+        reason: String,
+    },
     /// A corpus (or the part of it that is needed) holds no token.
     #[error("{0}")]
     EmptyCorpus(String),

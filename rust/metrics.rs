@@ -14,6 +14,11 @@ use half::slice::HalfFloatSliceExt;
 use half::{bf16, f16};
 use rayon::prelude::*;
 
+use crate::error::Error;
+
+/// What is wrong with the row of a [`LogitsError::NonFinite`].
+const NON_FINITE: &str = "contains NaN or +infinity, or no finite value";
+
 /// Errors for malformed logits or targets.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LogitsError {
@@ -31,8 +36,23 @@ pub enum LogitsError {
         vocab: usize,
     },
     /// A scored row holds NaN or `+inf`, or no finite value (all `-inf`).
-    #[error("logits row {row} contains NaN or +infinity, or no finite value")]
+    #[error("logits row {row} {}", NON_FINITE)]
     NonFinite { row: usize },
+}
+
+/// The core's error of the same message: [`Error::InvalidItem`] for a refused row (its index
+/// the flat row number), [`Error::InvalidArgument`] otherwise.
+impl From<LogitsError> for Error {
+    fn from(e: LogitsError) -> Self {
+        match e {
+            LogitsError::NonFinite { row } => Error::InvalidItem {
+                item: "logits row",
+                index: row,
+                reason: NON_FINITE.into(),
+            },
+            other => Error::invalid(other.to_string()),
+        }
+    }
 }
 
 /// A borrowed, C-contiguous logits buffer of one of the supported dtypes.
@@ -444,6 +464,23 @@ mod tests {
         assert_eq!(
             target_logprobs(Logits::F64(&all_masked), 3, &[0, 0]),
             Err(LogitsError::NonFinite { row: 1 })
+        );
+    }
+
+    /// A refused row becomes the core's error located at that row, of the same message; the
+    /// other errors its plain invalid argument.
+    #[test]
+    fn a_refused_row_is_an_error_at_that_row() {
+        let row = [0.0, 1.0, 2.0, 0.0, f64::NAN, 1.0];
+        let err = target_logprobs(Logits::F64(&row), 3, &[0, 0]).unwrap_err();
+        let message = err.to_string();
+        match Error::from(err) {
+            e @ Error::InvalidItem { index: 1, .. } => assert_eq!(e.to_string(), message),
+            e => panic!("not located at row 1: {e:?}"),
+        }
+        let err = LogitsError::Shape { len: 6, vocab: 4 };
+        assert!(
+            matches!(Error::from(err.clone()), Error::InvalidArgument(m) if m == err.to_string())
         );
     }
 

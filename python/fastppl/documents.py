@@ -334,23 +334,22 @@ def _batch_perplexities(
 def _marker_error(
     err: InvalidArgumentError, texts: list[str], first: int
 ) -> InvalidArgumentError | None:
-    """The core's error for a reserved token in sentence N of a batch (one sentence per line
-    of ``texts``, each ended by a newline) naming the document and its line (from 1) instead;
-    None for any other error.
+    """The core's error located at sentence N of a batch (its ``index``: a reserved token
+    there; one sentence per line of ``texts``, each ended by a newline) naming the document and
+    its line (from 1) instead, with the core's ``reason``; None for an error not located.
 
-    >>> err = InvalidArgumentError('sentence 2 holds the reserved token "<s>": do not')
+    >>> err = InvalidArgumentError('sentence 2 holds <s>', 2, 'holds the reserved token "<s>"')
     >>> _marker_error(err, ["a\\n", "b\\nc <s>\\n"], 5)
-    InvalidArgumentError('documents[6], line 2, holds the reserved token "<s>": do not')
+    InvalidArgumentError('documents[6], line 2, holds the reserved token "<s>"')
     """
-    found = re.match(r"sentence (\d+) (holds the reserved token .*)", str(err), re.DOTALL)
-    if found is None:
+    if err.index is None:
         return None
-    sentence = int(found[1])
+    line = err.index
     for i, text in enumerate(texts):
         lines = text.count("\n")
-        if sentence < lines:
-            return InvalidArgumentError(f"documents[{first + i}], line {sentence + 1}, {found[2]}")
-        sentence -= lines
+        if line < lines:
+            return InvalidArgumentError(f"documents[{first + i}], line {line + 1}, {err.reason}")
+        line -= lines
     return None
 
 

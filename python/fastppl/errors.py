@@ -61,7 +61,23 @@ class InvalidArgumentError(FastpplError, ValueError):
     Raised for an unknown option (estimator, tokenizer, sentence mode, ``errors=`` ...), an order
     below 1, a discount outside its range, a negative smoothing constant, and the like. The message
     names the argument, the value received and the accepted values.
+
+    Attributes:
+        index: Where the core located the fault, when it did: the index (0-based) of the invalid
+            item among those the call read (a sentence of a corpus, a row of logits); else
+            ``None``.
+        reason: What is wrong with that item: the message without the item's name
+            (``holds the reserved token "<s>": ...``); ``None`` when ``index`` is.
     """
+
+    def __init__(self, message: str, index: int | None = None, reason: str | None = None) -> None:
+        self.index = index
+        self.reason = reason
+        self.message = message
+        super().__init__(message)
+
+    def __reduce__(self):
+        return (type(self), (self.message, self.index, self.reason))
 
 
 class InvalidTypeError(FastpplError, TypeError):

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import re
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -484,8 +483,10 @@ def from_logits(
     rows = np.ascontiguousarray(values).reshape(-1, values.shape[-1])
     try:
         per_row = _core.logits_target_logprobs(rows, targets.reshape(-1), half_format)
-    except ValueError as err:
-        raise _located(err, rows, half_format, label_ids.shape, shift) from None
+    except InvalidArgumentError as err:
+        if err.index is None:
+            raise
+        raise _located(err.index, rows, half_format, label_ids.shape, shift) from None
     per_row = per_row.reshape(label_ids.shape)
     _warn_zero_probabilities(per_row)
     if shift:
@@ -496,11 +497,6 @@ def from_logits(
         token_logprobs=per_row,
         mask=scored,
     )
-
-
-#: The core's message for a scored logits row holding NaN or +inf, or no finite value (its flat
-#: row number).
-_NON_FINITE_ROW = re.compile(r"logits row (\d+) contains NaN or \+infinity, or no finite value")
 
 
 def _warn_zero_probabilities(per_row: np.ndarray) -> None:
@@ -516,15 +512,12 @@ def _warn_zero_probabilities(per_row: np.ndarray) -> None:
 
 
 def _located(
-    err: ValueError, rows: np.ndarray, half_format: str | None, shape: tuple[int, ...], shift: bool
+    row: int, rows: np.ndarray, half_format: str | None, shape: tuple[int, ...], shift: bool
 ) -> InvalidArgumentError:
-    """The core's refusal ``err`` of the ``(rows, V)`` logits as an :class:`InvalidArgumentError`
+    """The core's refusal of ``rows[row]`` of the ``(rows, V)`` logits (its error's ``index``:
+    a scored row holding NaN or +inf, or no finite value) as an :class:`InvalidArgumentError`
     that names a non-finite logit by its index in the caller's ``logits`` (``shape`` is
     ``logits.shape[:-1]``), its value and the label it scores, not by a flat row number."""
-    found = _NON_FINITE_ROW.fullmatch(str(err))
-    if found is None:
-        return InvalidArgumentError(str(err))
-    row = int(found.group(1))
     values = _widened(rows[row], half_format)
     position = tuple(int(i) for i in np.unravel_index(row, shape))
     label = (*position[:-1], position[-1] + 1) if shift else position

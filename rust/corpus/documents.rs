@@ -134,7 +134,9 @@ impl Corpus {
 /// `e` with the document it is about named, where it is about the text.
 fn naming_document(e: Error, document: usize) -> Error {
     match e {
-        Error::InvalidArgument(msg) => Error::invalid(format!("document {document}: {msg}")),
+        Error::InvalidArgument(_) | Error::InvalidItem { .. } => {
+            Error::invalid(format!("document {document}: {e}"))
+        }
         other => other,
     }
 }

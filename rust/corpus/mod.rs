@@ -148,11 +148,14 @@ impl Corpus {
         let id = self.vocab.intern(token);
         if id == BOS || id == EOS {
             self.ids.truncate(self.sentence_start());
-            return Err(Error::invalid(format!(
-                "sentence {} holds the reserved token {token:?}: sentence markers are \
-                 added by fastppl (bos_eos=True), do not put them in the text",
-                self.num_sentences()
-            )));
+            return Err(Error::InvalidItem {
+                item: "sentence",
+                index: self.num_sentences(),
+                reason: format!(
+                    "holds the reserved token {token:?}: sentence markers are added by fastppl \
+                     (bos_eos=True), do not put them in the text"
+                ),
+            });
         }
         self.ids.push(id);
         Ok(id)
@@ -487,6 +490,34 @@ mod tests {
         assert!(err.to_string().contains("</s>"));
         assert_eq!(c.num_tokens(), 0);
         assert_eq!(c.num_sentences(), 0);
+    }
+
+    /// A reserved marker is an error located at its sentence, counted in the whole corpus, also
+    /// when the text is read in pieces on all cores.
+    #[test]
+    fn a_reserved_marker_is_an_error_at_its_sentence() {
+        let text = format!("{}y </s> z\nw\n", "w x\n".repeat(300));
+        for n in [1, 4] {
+            let mut c = Corpus::new();
+            c.push_sentence(["a"]).unwrap();
+            let err = c
+                .push_pieces(&line_pieces(&text, n, 64), Corpus::push_kenlm_lines)
+                .unwrap_err();
+            let message = err.to_string();
+            let Error::InvalidItem {
+                item: "sentence",
+                index: 301,
+                reason,
+            } = err
+            else {
+                panic!("not located at sentence 301: {err:?}");
+            };
+            assert!(
+                reason.starts_with("holds the reserved token \"</s>\": "),
+                "{reason}"
+            );
+            assert_eq!(message, format!("sentence 301 {reason}"));
+        }
     }
 
     #[test]

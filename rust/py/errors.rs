@@ -41,6 +41,9 @@ pub fn to_pyerr(err: Error) -> PyErr {
         let msg = err.to_string();
         match err {
             Error::InvalidArgument(_) => raise(py, "InvalidArgumentError", (msg,)),
+            Error::InvalidItem { index, reason, .. } => {
+                raise(py, "InvalidArgumentError", (msg, index, reason))
+            }
             Error::EmptyCorpus(_) => raise(py, "EmptyCorpusError", (msg,)),
             Error::OutOfVocabulary {
                 word,

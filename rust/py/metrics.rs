@@ -7,7 +7,7 @@ use numpy::{
 };
 use pyo3::prelude::*;
 
-use super::errors::invalid_argument;
+use super::errors::{invalid_argument, to_pyerr};
 use crate::metrics::{target_logprobs, Logits};
 
 /// Log-probability (nats) of each target under the softmax of its logits row.
@@ -50,7 +50,7 @@ fn logits_target_logprobs<'py>(
     };
     result
         .map(|v| v.into_pyarray(py))
-        .map_err(|e| invalid_argument(e.to_string()))
+        .map_err(|e| to_pyerr(e.into()))
 }
 
 /// The contiguous data of a 2-D array and its row length.

@@ -184,6 +184,37 @@ def test_a_sentence_marker_names_its_document_and_line(machado_model, monkeypatc
         documents.perplexity(no_markers, ["a b"])
 
 
+def test_the_core_locates_a_sentence_marker_by_its_sentence():
+    from fastppl import _core
+
+    corpus = _core.Corpus()
+    corpus.add_kenlm_text("a\n\n")
+    with pytest.raises(InvalidArgumentError) as raised:
+        corpus.add_kenlm_text("b\nc <s> d\n")
+    err = raised.value
+    assert err.index == 3
+    assert err.reason.startswith('holds the reserved token "<s>": sentence markers')
+    assert str(err) == f"sentence 3 {err.reason}"
+
+
+def test_a_sentence_marker_is_named_whatever_the_core_s_message(machado_model, monkeypatch):
+    """documents.perplexity names the document and line from the index of the core's error,
+    not from its text."""
+    from_texts = Corpus.from_texts.__func__
+
+    def reworded(cls: type[Corpus], *args: object) -> Corpus:
+        try:
+            return from_texts(cls, *args)
+        except InvalidArgumentError as err:
+            raise InvalidArgumentError("reworded", err.index, err.reason) from None
+
+    monkeypatch.setattr(Corpus, "from_texts", classmethod(reworded))
+    docs = ["o dia", "de sol\nO </s> DIA"]
+    message = re.escape('documents[1], line 2, holds the reserved token "</s>": sentence markers')
+    with pytest.raises(InvalidArgumentError, match=f"^{message}"):
+        documents.perplexity(machado_model, docs, normalize=False)
+
+
 @pytest.fixture(scope="module", params=[{}, {"add_dummy_prefix": False}], ids=["default", "bare"])
 def sp_model(request, machado_paragraphs, tmp_path_factory) -> Path:
     """A 400-piece SentencePiece model trained on normalized Machado text: with SentencePiece's

@@ -71,6 +71,15 @@ def test_out_of_vocabulary_error():
         raise err
 
 
+def test_invalid_argument_error_located():
+    """The core locates a fault in an item (a sentence, a logits row) by attributes, None by
+    default."""
+    err = InvalidArgumentError("sentence 3 holds x", 3, "holds x")
+    assert (str(err), err.index, err.reason) == ("sentence 3 holds x", 3, "holds x")
+    plain = InvalidArgumentError("order must be >= 1, got 0")
+    assert (plain.index, plain.reason) == (None, None)
+
+
 def test_punkt_errors_pickle():
     err = PunktDataError("bad line", "/p/ortho_context.tab", 3)
     assert (err.path, err.line, str(err)) == ("/p/ortho_context.tab", 3, "bad line")
@@ -105,6 +114,7 @@ def test_model_format_error():
     "err",
     [
         InvalidArgumentError("order must be >= 1, got 0"),
+        InvalidArgumentError("sentence 3 holds x", 3, "holds x"),
         EmptyCorpusError("no token"),
         NotNormalizedError("stupid_backoff"),
         CorpusDecodeError(None, "p", 1, 1),

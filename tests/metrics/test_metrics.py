@@ -407,6 +407,40 @@ def test_from_logits_bad_input(logits, labels, mask, match):
         metrics.from_logits(logits, labels, mask)
 
 
+def test_the_core_locates_a_refused_logits_row_by_its_index():
+    from fastppl import _core
+
+    rows = np.zeros((4, 3))
+    rows[2, 1] = np.nan
+    with pytest.raises(InvalidArgumentError) as raised:
+        _core.logits_target_logprobs(rows, np.zeros(4, np.int64))
+    err = raised.value
+    assert (err.index, err.reason) == (2, "contains NaN or +infinity, or no finite value")
+    assert str(err) == "logits row 2 contains NaN or +infinity, or no finite value"
+    with pytest.raises(InvalidArgumentError) as raised:
+        _core.logits_target_logprobs(rows, np.zeros(3, np.int64))
+    assert raised.value.index is None
+
+
+def test_a_refused_logit_is_named_whatever_the_core_s_message(monkeypatch):
+    """from_logits names the logit from the index of the core's error, not from its text."""
+    from fastppl import _core
+
+    real = _core.logits_target_logprobs
+
+    def reworded(*args: object) -> np.ndarray:
+        try:
+            return real(*args)
+        except InvalidArgumentError as err:
+            raise InvalidArgumentError("reworded", err.index, err.reason) from None
+
+    monkeypatch.setattr(_core, "logits_target_logprobs", reworded)
+    logits = np.zeros((2, 3, 5))
+    logits[1, 2, 4] = np.inf
+    with pytest.raises(InvalidArgumentError, match=r"^logits\[1, 2, 4\] is inf: .* labels\[1, 2\]"):
+        metrics.from_logits(logits, np.zeros((2, 3), int), shift=False)
+
+
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
