@@ -39,7 +39,7 @@ from fastppl.errors import (
 from fastppl.model import ARPA_SMOOTHINGS, NGramModel, fit_arguments, is_binary_name
 from fastppl.text import decoder_for, is_url, url_filesystem
 from fastppl.tokenize import punkt_model
-from fastppl.training import parse_memory
+from fastppl.training import parse_budget
 
 try:
     import pyarrow as pa
@@ -389,7 +389,8 @@ def train(
             smoothing raise `InvalidArgumentError`: fit them on one machine.
         partitions: hash partitions of the n-grams, and ranges of first words (default: the
             number of inputs).
-        memory: sort buffers of each task (``"1G"``, ``"512M"``, bytes), as in ``train_arpa``.
+        memory: sort buffers of each task (``"1G"``, ``"512M"``, bytes; at least 16 MiB), as
+            in ``train_arpa``.
         work_dir: an existing directory where the job directory goes (default: the output's
             directory).
         prune: pruning thresholds per order, as in `NGramModel.fit`.
@@ -453,7 +454,7 @@ def train(
     partitions = len(paths) if partitions is None else partitions
     if isinstance(partitions, bool) or not isinstance(partitions, int) or partitions < 1:
         raise InvalidArgumentError(f"partitions must be a positive int, got {partitions!r}")
-    task_memory = parse_memory(memory)
+    task_memory = parse_budget(memory)
     # the text options checked here, before a task starts (each task reads its files with them)
     options = _TextOptions.checked(
         tokenizer, sentences, lowercase, skip_line_prefixes, language, "native"

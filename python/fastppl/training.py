@@ -66,6 +66,26 @@ def parse_memory(memory: int | str) -> int:
     return size
 
 
+def parse_budget(memory: int | str) -> int:
+    """Bytes of an estimation's memory budget (`train_arpa`'s, or each task's of
+    `fastppl.ray.train`): :func:`parse_memory`'s, refused with :class:`InvalidArgumentError`
+    below ``fastppl._core.MIN_MEMORY`` (16 MiB), the least the core's sorts work in.
+
+    >>> parse_budget("16M") == 16 << 20
+    True
+    >>> parse_budget(10)
+    Traceback (most recent call last):
+    ...
+    fastppl.errors.InvalidArgumentError: memory must be at least 16 MiB, got 10 bytes (10)
+    """
+    size = parse_memory(memory)
+    if size < _core.MIN_MEMORY:
+        raise InvalidArgumentError(
+            f"memory must be at least {_core.MIN_MEMORY >> 20} MiB, got {size} bytes ({memory!r})"
+        )
+    return size
+
+
 def train_arpa(
     corpus: Corpus,
     path: str | os.PathLike[str],
@@ -146,16 +166,12 @@ def train_arpa(
         vocab_file=vocab_file,
     )
     del args["bos_eos"]
-    size = parse_memory(memory)
+    size = parse_budget(memory)
     physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     if size > physical:
         raise InvalidArgumentError(
             f"memory {memory!r} is more than this machine's physical memory "
             f"({physical / 2**30:.1f} GiB): give at most that, e.g. '80%'"
-        )
-    if size < _core.MIN_MEMORY:
-        raise InvalidArgumentError(
-            f"memory must be at least {_core.MIN_MEMORY >> 20} MiB, got {size} bytes ({memory!r})"
         )
     if args["order"] < 2:
         raise InvalidArgumentError(

@@ -13,6 +13,7 @@ import stat
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -64,6 +65,21 @@ def shards(tmp_path_factory) -> tuple[list[Path], Path]:
     whole = d / "whole.txt"
     whole.write_text("".join(lines), encoding="utf-8")
     return paths, whole
+
+
+class TaskSubmittedError(Exception):
+    """Raised by `no_task` when `train` submits its first task."""
+
+
+@pytest.fixture
+def no_task(monkeypatch):
+    """`train`'s first task replaced by one that raises `TaskSubmittedError` when submitted: what
+    `train` checks before a task starts is refused without Ray (no cluster is needed)."""
+
+    def submitted(**options):
+        raise TaskSubmittedError("train submitted a task")
+
+    monkeypatch.setattr(fray, "_vocab_task", SimpleNamespace(options=submitted))
 
 
 ESTIMATORS = [
@@ -414,11 +430,15 @@ def test_a_directory_among_the_inputs_is_refused_before_any_task(cluster, tmp_pa
         ({"tokenizer": "nltk", "language": "klingon"}, PunktDataNotFoundError, "klingon"),
         ({"work_dir": "no/such/dir"}, InvalidArgumentError, "is not an existing directory"),
         ({"ray_options": [1]}, InvalidTypeError, "ray_options must be a mapping"),
+        # (accepted, while train_arpa refuses it: each sort then took its least, 4,096 records)
+        ({"memory": 10}, InvalidArgumentError, r"memory must be at least 16 MiB, got 10 bytes"),
     ],
 )
-def test_text_options_are_checked_before_any_task(tmp_path, monkeypatch, option, error, message):
-    """A bad text option or work_dir is refused by the driver, before Ray is used, not by each
-    task once the job has started."""
+def test_text_options_are_checked_before_any_task(
+    tmp_path, monkeypatch, no_task, option, error, message
+):
+    """A bad text option, memory or work_dir is refused by the driver, before Ray is used, not
+    by each task once the job has started."""
     monkeypatch.chdir(tmp_path)  # (a relative work_dir is looked for there)
     text = tmp_path / "a.txt"
     text.write_text("a b\n")
