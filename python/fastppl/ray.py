@@ -30,6 +30,7 @@ from fastppl import _core
 from fastppl._checks import check_int, check_iterable, check_number, check_oov, same_file
 from fastppl.corpus import Corpus, _TextOptions
 from fastppl.errors import (
+    CorpusFileNotFoundError,
     DistributedTaskError,
     EmptyCorpusError,
     FastpplError,
@@ -305,15 +306,40 @@ def _check_not_an_input(output: str, paths: Sequence[str]) -> None:
             )
 
 
-def _check_no_directory(paths: Sequence[str]) -> None:
-    """Refuses, before a task starts, an input that is a local directory (each task would
-    fail on it with a bare IsADirectoryError once the job had started)."""
+def _check_inputs(paths: Sequence[str]) -> None:
+    """Refuses, before a task starts, a local input (a path, or a ``file://`` URL) that is
+    missing (`CorpusFileNotFoundError`, as `Corpus.from_file` raises), a directory or not a
+    regular file (`InvalidArgumentError`), or that cannot be opened (the `OSError` of opening
+    it, such as `PermissionError`): each task would fail on it once the job had started (a
+    directory with a bare IsADirectoryError), and a FIFO or device would block, or give
+    another text to each of the two passes that read every file. The driver sees the files as
+    the workers do (a shared mount at the same path, as it sees the job directory and the
+    output); a URL of another filesystem (``s3://...``) is read by the workers alone, and
+    checked only by them."""
     for i, path in enumerate(paths):
         local = _local_path(path)
-        if local is not None and os.path.isdir(local):
+        if local is None:
+            continue
+        try:
+            mode = os.stat(local).st_mode
+            if stat.S_ISREG(mode):
+                with open(local, "rb"):  # (only a regular file: opening a FIFO would block)
+                    pass
+        except FileNotFoundError:
+            raise CorpusFileNotFoundError(
+                f"corpus file not found: inputs[{i}] = {path!r}", path
+            ) from None
+        except OSError as err:  # PermissionError, NotADirectoryError ... naming the input
+            raise OSError(err.errno, f"inputs[{i}] cannot be read ({err.strerror})", path) from None
+        if stat.S_ISDIR(mode):
             raise InvalidArgumentError(
                 f"inputs[{i}] = {path!r} is a directory: list the text files in it "
                 "(fastppl train --ray DIRECTORY reads its files)"
+            )
+        if not stat.S_ISREG(mode):
+            raise InvalidArgumentError(
+                f"inputs[{i}] = {path!r} is not a regular file (a device, FIFO or socket): the "
+                "vocabulary and count tasks each read every input; copy it to a file"
             )
 
 
@@ -378,7 +404,9 @@ def train(
     Args:
         inputs: the text files, readable by every worker (``.gz``, ``.xz``, ``.bz2`` too):
             paths on a shared mount, or URLs on any filesystem fsspec knows
-            (``s3://bucket/shards/a.txt.xz``; see `fastppl.text.is_url`).
+            (``s3://bucket/shards/a.txt.xz``; see `fastppl.text.is_url`). Local ones (paths,
+            ``file://`` URLs) are checked by the driver before a task starts, which must see
+            them where the workers do; other URLs only by the tasks that read them.
         output: the model file: ARPA (``.gz``, ``.xz``, ``.bz2`` compress it), or fastppl's
             binary format (:meth:`NGramModel.load`) for ``.fppl``/``.fastppl`` or
             ``format="binary"``.
@@ -410,12 +438,14 @@ def train(
         InvalidArgumentError: bad order, estimator, parameter, memory, inputs, text option
             (tokenizer, sentences, encoding, errors, line prefixes) or work_dir, or an output
             that is a directory, a device, FIFO or socket, or in a directory that does not
-            exist, or that is one of the inputs, or an input that is a directory; all checked
-            before a task starts.
+            exist, or that is one of the inputs, or a local input that is a directory or not a
+            regular file (a device, FIFO or socket); all checked before a task starts.
         InvalidTypeError: ``inputs`` is a single path, not a list of them; ``lowercase`` is
             not a bool; ``ray_options`` is not a mapping.
         PunktDataNotFoundError: no Punkt parameters for ``language`` (``tokenizer="nltk"``).
-        CorpusFileNotFoundError, CorpusDecodeError: an input cannot be read.
+        CorpusFileNotFoundError: an input does not exist (a local one before a task starts).
+        OSError: a local input cannot be opened (``PermissionError`` ...), before a task starts.
+        CorpusDecodeError: an input is not text in ``encoding``.
         DistributedTaskError: a task failed for good for another reason.
 
     >>> import pathlib, tempfile, ray
@@ -429,7 +459,7 @@ def train(
     paths = [os.fspath(p) for p in check_iterable(inputs, "inputs", "paths")]
     if not paths:
         raise InvalidArgumentError("inputs must name at least one text file")
-    _check_no_directory(paths)
+    _check_inputs(paths)
     if ray_options is not None and not isinstance(ray_options, Mapping):
         raise InvalidTypeError(
             f"ray_options must be a mapping of Ray task options (num_cpus=...), got "

@@ -447,6 +447,36 @@ def test_text_options_are_checked_before_any_task(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt"]
 
 
+def test_inputs_that_cannot_be_read_are_refused_before_any_task(tmp_path, no_task):
+    """A missing or unreadable input was found only by its task, once the job had started, and
+    a FIFO was read by the first of the two tasks that read each input; now each is refused by
+    the driver, with the error `Corpus.from_file` gives a missing file, naming the input."""
+    a = tmp_path / "a.txt"
+    a.write_text("a b\n")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    missing = tmp_path / "missing.txt"
+    cases = [
+        ([a, missing], CorpusFileNotFoundError, r"not found: inputs\[1\] = '.*missing\.txt'$"),
+        ([f"file://{missing}"], CorpusFileNotFoundError, r"inputs\[0\] = 'file://.*missing"),
+        ([a, fifo], InvalidArgumentError, r"inputs\[1\] = '.*fifo' is not a regular file"),
+        ([a / "b.txt"], NotADirectoryError, r"inputs\[0\] cannot be read \(Not a directory\)"),
+    ]
+    if os.geteuid() != 0:  # (root reads any file)
+        unreadable = tmp_path / "unreadable.txt"
+        unreadable.write_text("a b\n")
+        unreadable.chmod(0)
+        cases.append(([unreadable], PermissionError, r"inputs\[0\] cannot be read"))
+    for inputs, error, message in cases:
+        with pytest.raises(error, match=message) as raised:
+            fray.train(inputs, tmp_path / "m.arpa", order=2, **TEXT)
+        if isinstance(raised.value, OSError):  # (named as a builtin OSError names its file)
+            assert raised.value.filename == str(inputs[-1])
+    # a URL of another filesystem is read, and checked, by its tasks alone
+    with pytest.raises(TaskSubmittedError):
+        fray.train(["memory://corpus/a.txt"], tmp_path / "m.arpa", order=2, **TEXT)
+
+
 def test_one_path_is_not_taken_for_a_list_of_paths(tmp_path):
     """A str would be iterated as one file per character (refused before Ray is used)."""
     with pytest.raises(InvalidTypeError, match="inputs must be an iterable of paths, not one str"):
