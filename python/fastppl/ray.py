@@ -17,6 +17,7 @@ Connect first (``ray.init()`` or ``ray.init(address)``); otherwise Ray starts a 
 from __future__ import annotations
 
 import os
+import reprlib
 import shutil
 import stat
 import time
@@ -708,9 +709,37 @@ class _Scorer:
             # no document of the batch has a counted token: what evaluate gives each of them
             n = len(texts)
             columns = (np.full(n, np.nan), np.zeros(n), np.zeros(n, dtype=np.int64))
+        except InvalidTypeError:  # (searched only now: the batches that succeed pay nothing)
+            index = next((i for i, text in enumerate(texts) if not isinstance(text, str)), None)
+            if index is None:
+                raise
+            raise _not_a_text(batch, self.column, index) from None
         for name, values in zip(self.names, columns, strict=True):
             batch = batch.append_column(name, pa.array(values))
         return batch
+
+
+def _not_a_text(batch: pa.Table, column: str, index: int) -> InvalidTypeError:
+    """The error for row `index` of `batch`, whose text `column` holds no str (None, a number).
+    Ray Data does not tell an actor where its batch is in the dataset, so the row is named by
+    its other columns' values (an id, a path), shortened as `reprlib.repr` does."""
+    row = batch.slice(index, 1).to_pylist()[0]
+    value = row.pop(column)
+    what = (
+        "None (a missing value)"
+        if value is None
+        else f"{reprlib.repr(value)} (of type {type(value).__name__})"
+    )
+    which = (
+        f", in the row {reprlib.repr(row)}"
+        if row
+        else " (the dataset has no other column to tell which row: add an id column)"
+    )
+    return InvalidTypeError(
+        f"the text column {column!r} holds {what}, not a str{which}: "
+        f"drop or fill such rows first, e.g. "
+        f"dataset.filter(lambda row: isinstance(row[{column!r}], str))"
+    )
 
 
 def _check_no_clash(existing: Sequence[str], names: Sequence[str]) -> None:
@@ -824,6 +853,9 @@ def score(
             three distinct str, or naming the text column; a dataset without the text column,
             or with a column of those names (before Ray is used when its schema is known
             without running it, else when the job runs).
+        InvalidTypeError: when the job runs, a row whose text is not a str (None, a number),
+            named by its other columns' values (Ray Data does not tell a row's place in the
+            dataset to the actor scoring it); Ray raises it wrapped in its ``RayTaskError``.
 
     >>> import pathlib, tempfile, ray
     >>> from fastppl import NGramModel

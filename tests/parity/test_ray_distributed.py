@@ -663,6 +663,39 @@ def test_score_refuses_added_columns_the_dataset_has(cluster, tmp_path):
     assert [(r["perplexity"], r["n"]) for r in rows] == [(1.0, 3)]
 
 
+def test_score_names_the_row_of_a_text_that_is_not_a_str(cluster, tmp_path):
+    """A None (or a number) in the text column was reported as "texts[1] must be a str, got
+    NoneType", its index in the batch of the actor that met it, which names no row of the
+    dataset (Ray Data does not tell an actor where its batch is); now the column, the value and
+    the row's other columns, which the user can look for."""
+    path = tmp_path / "m.fppl"
+    NGramModel.fit(Corpus.from_sentences([["a", "b"]]), order=2, smoothing="witten_bell").save(path)
+    cases = [
+        (
+            [{"id": 1, "text": "a b"}, {"id": 7, "text": None}],
+            "text",
+            r"the text column 'text' holds None \(a missing value\), not a str, in the row "
+            r"\{'id': 7\}: drop or fill such rows first",
+        ),
+        (
+            [{"body": 5}],
+            "body",
+            r"the text column 'body' holds 5 \(of type int\), not a str \(the dataset has no "
+            r"other column to tell which row: add an id column\)",
+        ),
+    ]
+    for items, column, message in cases:
+        scored = fray.score(
+            path,
+            ray.data.from_items(items),
+            text_column=column,
+            tokenizer="whitespace",
+            concurrency=1,
+        )
+        with pytest.raises(ray.exceptions.RayTaskError, match=message):
+            scored.take_all()
+
+
 @pytest.mark.parametrize(
     ("option", "error", "message"),
     [
