@@ -428,7 +428,13 @@ def train(
         format: ``"arpa"`` or ``"binary"``; None: by the output's name, as ``fastppl train``.
         ray_options: options for every task (``.options(**ray_options)``), e.g. ``num_cpus``
             (default 1; each task's Rust threads are capped to it), ``resources`` or
-            ``runtime_env``.
+            ``runtime_env``. A request that no node holds (``num_cpus`` above any node's CPUs)
+            is not refused: Ray keeps such tasks pending, since an autoscaling cluster may add
+            a node that holds them, and train cannot tell that a cluster will not. On a fixed
+            cluster (the local one of ``ray.init()``) they wait forever, while Ray prints "No
+            available node types can fulfill resource request"; a cluster started with
+            ``RAY_enable_autoscaler_v2=1`` and ``RAY_enable_infeasible_task_early_exit=true``
+            in its environment fails them instead (`DistributedTaskError` naming the pass).
         _crash_once: a test hook, ``(stage, index, marker)``: see `_CrashOnce`.
         **params: the estimator's parameters.
 

@@ -340,6 +340,44 @@ def test_a_worker_dying_past_its_retries_fails_cleanly(fault_runs):
     assert sorted(p.name for p in folder.iterdir()) == ["crashed"]
 
 
+# A driver on a cluster of its own, started with Ray's early failure of infeasible tasks (set
+# in the environment of the cluster's processes, which this process's cluster lacks).
+INFEASIBLE_DRIVER = """
+import json, sys
+import ray
+import fastppl.ray as fray
+ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="ERROR")
+try:
+    fray.train([sys.argv[1]], sys.argv[2], order=2, tokenizer="whitespace", sentences="lines",
+               ray_options={"num_cpus": 100})
+    print(json.dumps({"error": None}))
+except Exception as e:
+    print(json.dumps({"error": type(e).__name__, "message": str(e)}))
+"""
+
+
+def test_tasks_no_node_can_hold_fail_where_ray_fails_infeasible_tasks(tmp_path):
+    """ray_options={"num_cpus": 100} is not refused (an autoscaling cluster may add a node for
+    it, which train cannot tell), so on a fixed cluster it waits; a cluster started with the
+    settings the docstring and the README name fails it, as DistributedTaskError."""
+    text = tmp_path / "a.txt"
+    text.write_text("a b\n")
+    flags = {"RAY_enable_autoscaler_v2": "1", "RAY_enable_infeasible_task_early_exit": "true"}
+    proc = subprocess.run(
+        [sys.executable, "-c", INFEASIBLE_DRIVER, str(text), str(tmp_path / "m.arpa")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **flags},
+    )
+    reports = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    assert reports, proc.stderr[-3000:]
+    assert reports[-1]["error"] == "DistributedTaskError", reports[-1]
+    assert "a vocabulary task failed for good" in reports[-1]["message"]
+    assert "not schedulable" in reports[-1]["message"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt"]
+
+
 def test_bad_input_fails_with_fastppl_error_and_no_file(cluster, shards, tmp_path):
     paths, _ = shards
     out = tmp_path / "ray.arpa"
