@@ -306,13 +306,19 @@ def read_text(
 def decoder_for(encoding: str, errors: str) -> codecs.IncrementalDecoder:
     """A fresh incremental decoder of ``encoding`` with the error handler ``errors`` (one of
     ``"strict"``, ``"replace"``, ``"ignore"``), or :class:`InvalidArgumentError` naming the one
-    that is not known."""
+    that is not known, or a codec that is no text encoding (``"rot13"``, ``"base64"``: bytes to
+    bytes or str to str; :func:`open` refuses them too)."""
     _choice("errors", errors, DECODE_ERRORS)
     try:
-        return codecs.getincrementaldecoder(encoding)(errors)
+        codec = codecs.lookup(encoding)
     # (ValueError: a name holding a lone surrogate or a NUL, which the lookup cannot encode)
     except (LookupError, TypeError, ValueError):
         raise InvalidArgumentError(f"encoding={encoding!r} is not a known codec") from None
+    if not codec._is_text_encoding:  # what open() checks
+        raise InvalidArgumentError(
+            f"encoding={encoding!r} is not a text encoding (its codec does not decode bytes to str)"
+        )
+    return codec.incrementaldecoder(errors)
 
 
 def _check_prefixes(skip_line_prefixes: Iterable[str]) -> tuple[str, ...]:

@@ -340,6 +340,18 @@ def test_read_text_other_encoding(tmp_path):
         read_text(p, errors="surrogateescape")
 
 
+@pytest.mark.parametrize("encoding", ["rot13", "base64", "hex", "zlib"])
+def test_a_codec_that_is_no_text_encoding_is_refused(tmp_path, encoding: str):
+    """They decode bytes to bytes (or str to str, rot13 raising TypeError on bytes): the reading
+    raised their own TypeError or binascii.Error, a traceback on the command line."""
+    p = tmp_path / "t.txt"
+    p.write_text("a b\n", encoding="utf-8")
+    with pytest.raises(InvalidArgumentError, match=rf"encoding='{encoding}' is not a text encod"):
+        read_text(p, encoding=encoding)
+    with pytest.raises(InvalidArgumentError, match="not a text encoding"):
+        Corpus.from_file(p, encoding=encoding, tokenizer="whitespace")
+
+
 def test_invalid_utf8_raises_with_offset_and_line(tmp_path):
     p = tmp_path / "bad.txt"
     p.write_bytes(b"first line\nsecond\n\xc3\xa9t\xe9\nlast\n")
