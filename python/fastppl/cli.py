@@ -1124,14 +1124,35 @@ def _last_line(text: str) -> None:
     print(("\r\x1b[K" if sys.stderr.isatty() else "") + text, file=sys.stderr)
 
 
+#: The Python API's words in its messages for the options of the command line's reading, as the
+#: command line names them: the keyword starting a message (``encoding='x' is not a known
+#: codec``) is the option the user typed, and the hint of a decode error names ``errors=``,
+#: which the command line does not take.
+CLI_WORDING = (
+    (re.compile(r"^(encoding|language)="), r"--\1 "),
+    (
+        re.compile(r"; pass errors='replace' or errors='ignore' to read it anyway$"),
+        "; give its encoding with --encoding",
+    ),
+)
+
+
 def _message(error: Exception) -> str:
     """One line for an error: an OS error as "reason: 'file'" (no "[Errno 2]"; the reason alone
-    when it names the file already, as fastppl's own messages do), else its text."""
+    when it names the file already, as fastppl's own messages do), else its text, in the
+    command line's words (`CLI_WORDING`).
+
+    >>> _message(InvalidArgumentError("encoding='utf-9' is not a known codec"))
+    "--encoding 'utf-9' is not a known codec"
+    """
     if isinstance(error, OSError) and error.strerror and error.filename:
         name = repr(str(error.filename))
         reason = re.sub(r" \(os error \d+\)$", "", error.strerror)  # Rust's io::Error text
         return reason if name in reason else f"{reason}: {name}"
-    return str(error)
+    text = str(error)
+    for api, cli in CLI_WORDING:
+        text = api.sub(cli, text)
+    return text
 
 
 def _version() -> str:

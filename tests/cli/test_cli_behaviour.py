@@ -330,6 +330,58 @@ def test_wrong_encoding_is_one_line(tiny_model, text: Path, capsys):
     assert len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize(
+    ("command", "options", "message"),
+    [
+        ("eval", ["--encoding", "utf-9"], "--encoding 'utf-9' is not a known codec"),
+        ("train", ["--encoding", "utf-9"], "--encoding 'utf-9' is not a known codec"),
+        ("score", ["--encoding", "rot13"], "--encoding 'rot13' is not a text encoding"),
+        (
+            "score",
+            ["--documents", "--encoding", "utf-9"],
+            "--encoding 'utf-9' is not a known codec",
+        ),
+        (
+            "eval",
+            ["--sentences", "punkt", "--language", "../english"],
+            "--language '../english' is not a Punkt language name",
+        ),
+        (
+            "train",
+            ["--tokenizer", "nltk", "--language", ""],
+            "--language '' is not a Punkt language name",
+        ),
+    ],
+)
+def test_bad_reading_options_are_named_as_typed(
+    command: str, options: list[str], message: str, tiny_model: Path, tmp_path: Path, capsys
+):
+    """The messages named them by the Python keyword, encoding='utf-9', language='../english',
+    and rot13 (no text encoding) ended in a traceback."""
+    text = tmp_path / "t.txt"
+    text.write_text('{"text": "a b"}\n', encoding="utf-8")
+    files = (
+        [str(text), str(tmp_path / "m.arpa")]
+        if command == "train"
+        else [str(tiny_model), str(text)]
+    )
+    assert main([command, "-q", *options, *files]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"fastppl: error: {message}") and err.count("\n") == 1
+    assert "encoding=" not in err and "language=" not in err
+
+
+def test_undecodable_text_names_the_option_to_give(tiny_model: Path, tmp_path: Path, capsys):
+    """The hint was the Python keyword errors='replace', which the command line does not take."""
+    text = tmp_path / "latin1.txt"
+    text.write_bytes("a ação\n".encode("latin-1"))
+    assert main(["eval", "-q", str(tiny_model), str(text)]) == 1
+    err = capsys.readouterr().err
+    assert "is not valid utf-8" in err and err.endswith("; give its encoding with --encoding\n")
+    assert "errors=" not in err
+    assert main(["eval", "-q", "--encoding", "latin-1", str(tiny_model), str(text)]) == 0
+
+
 @pytest.mark.parametrize("memory", ["1T", "99999999999999T", "1000000G"])
 def test_memory_beyond_the_machine_is_refused(memory, text: Path, tmp_path: Path, capsys):
     out = tmp_path / "m.arpa"
