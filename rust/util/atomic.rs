@@ -48,7 +48,9 @@ impl AtomicFile {
             // it (as root, the device node itself) with a regular file
             Ok(meta) if !meta.is_file() => {
                 return Err(Error::invalid(format!(
-                    "{}: is not a regular file (a device, FIFO or socket); fastppl writes an                      output by renaming a finished file over it, which would replace it: write                      to a regular file (the command line's train copies one to '-' or a device)",
+                    "{}: is not a regular file (a device, FIFO or socket); fastppl writes an \
+                     output by renaming a finished file over it, which would replace it: write \
+                     to a regular file (the command line's train copies one to '-' or a device)",
                     target.display()
                 )))
             }
@@ -165,6 +167,7 @@ mod tests {
             .err()
             .expect("refused");
         assert!(err.to_string().contains("is not a regular file"), "{err}");
+        assert!(!err.to_string().contains("  "), "{err}");
         assert!(!std::fs::metadata("/dev/null").unwrap().is_file());
     }
 
