@@ -21,6 +21,7 @@ __all__ = [
     "Scores",
     "__version__",
     "canonical_binary",
+    "check_output",
     "count_ngrams",
     "distributed_adjust",
     "distributed_assemble",
@@ -117,6 +118,7 @@ def logits_target_logprobs(
 def count_ngrams(
     corpus: Corpus, order: int, bos_eos: bool = True, progress: _ProgressCallback | None = None
 ) -> list[int]: ...
+def check_output(path: str | os.PathLike[str], arpa: bool) -> None: ...
 def train_arpa(
     corpus: Corpus,
     path: str | os.PathLike[str],

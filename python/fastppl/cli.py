@@ -35,6 +35,7 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from fastppl import _core
 from fastppl._checks import log_base_divisor, same_file
 from fastppl.errors import (
     FastpplError,
@@ -482,6 +483,9 @@ def _train_into(args: argparse.Namespace, target: str) -> int:
                 f"the output {args.output!r} is {name} {given!r}: refusing to overwrite it "
                 "(give another output path)"
             )
+    # the writer's error (a folder, a missing one, a compression not written) now, not once
+    # the corpus is read and counted
+    _core.check_output(target, fmt == "arpa")
     with _step("reading", args.quiet) as progress:
         corpus = _read_corpus(args.text, args, progress)
     limits = {

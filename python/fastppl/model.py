@@ -340,7 +340,8 @@ class NGramModel:
     def to_arpa(self, path: str | os.PathLike[str], *, progress: Progress = False) -> None:
         """Writes the model as an ARPA file in KenLM's layout (log10 values, float32 precision).
 
-        The file is compressed when its name ends in ``.gz``, ``.xz`` or ``.bz2``. Probabilities
+        The file is compressed when its name ends in ``.gz``, ``.xz`` or ``.bz2`` (the name of
+        another compression, ``.zst``, ``.lz4``, ``.7z``..., is refused). Probabilities
         and backoff weights are written as log10 numbers rounded to float32 with the shortest
         digits that read back to the same float32, as lmplz prints them.
 
@@ -355,7 +356,8 @@ class NGramModel:
         Raises:
             InvalidArgumentError: the model has no ARPA form: ``mle``, ``additive`` / ``laplace``
                 (their probabilities do not back off), ``stupid_backoff`` (not normalized) or a
-                model fitted with ``bos_eos=False``.
+                model fitted with ``bos_eos=False``; or ``path`` ends in the extension of a
+                compression fastppl does not write (``.zst``, ``.lz4``, ``.7z``, ``.zip``...).
             OSError: the file cannot be written.
         """
         with reporter(progress) as report:

@@ -408,7 +408,8 @@ def train(
             (``s3://bucket/shards/a.txt.xz``; see `fastppl.text.is_url`). Local ones (paths,
             ``file://`` URLs) are checked by the driver before a task starts, which must see
             them where the workers do; other URLs only by the tasks that read them.
-        output: the model file: ARPA (``.gz``, ``.xz``, ``.bz2`` compress it), or fastppl's
+        output: the model file: ARPA (``.gz``, ``.xz``, ``.bz2`` compress it; the name of another
+            compression, ``.zst``, ``.lz4``..., is refused), or fastppl's
             binary format (:meth:`NGramModel.load`) for ``.fppl``/``.fastppl`` or
             ``format="binary"``.
         order: n-gram order, 2 to ``fastppl.MAX_ORDER``.
@@ -445,13 +446,15 @@ def train(
         InvalidArgumentError: bad order, estimator, parameter, memory, inputs, text option
             (tokenizer, sentences, encoding, errors, line prefixes) or work_dir, or an output
             that is a directory, a device, FIFO or socket, or in a directory that does not
-            exist, or that is one of the inputs, or a local input that is a directory or not a
-            regular file (a device, FIFO or socket); all checked before a task starts.
+            exist, or in a compression fastppl does not write, or that is one of the inputs,
+            or a local input that is a directory or not a regular file (a device, FIFO or
+            socket); all checked before a task starts.
         InvalidTypeError: ``inputs`` is a single path, not a list of them; ``lowercase`` is
             not a bool; ``ray_options`` is not a mapping.
         PunktDataNotFoundError: no Punkt parameters for ``language`` (``tokenizer="nltk"``).
         CorpusFileNotFoundError: an input does not exist (a local one before a task starts).
-        OSError: a local input cannot be opened (``PermissionError`` ...), before a task starts.
+        OSError: a local input cannot be opened (``PermissionError`` ...), or the output's
+            directory cannot be written, both checked before a task starts.
         CorpusDecodeError: an input is not text in ``encoding``.
         DistributedTaskError: a task failed for good for another reason.
 
@@ -514,6 +517,7 @@ def train(
     }
     output = os.path.abspath(os.fspath(output))
     _check_output(output)
+    _core.check_output(output, not binary)  # a compression not written; an unwritable folder
     _check_not_an_input(output, paths)
     parent = os.path.dirname(output) if work_dir is None else os.fspath(work_dir)
     job = os.path.join(os.path.abspath(parent), f"fastppl-ray-{uuid.uuid4().hex}")

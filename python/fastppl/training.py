@@ -112,8 +112,9 @@ def train_arpa(
 
     Args:
         corpus: the training text.
-        path: the ARPA file to write (``.gz``, ``.xz``, ``.bz2`` compress it). A failed run
-            leaves no file behind.
+        path: the ARPA file to write (``.gz``, ``.xz``, ``.bz2`` compress it; the name of
+            another compression, ``.zst``, ``.lz4``..., is refused). A failed run leaves no file
+            behind.
         order: n-gram order N, 2 to ``fastppl.MAX_ORDER``.
         smoothing: an interpolated estimator: ``"modified_kneser_ney"`` (as lmplz;
             ``discount_fallback``), ``"kneser_ney"`` or ``"absolute_discounting"``
@@ -139,10 +140,13 @@ def train_arpa(
 
     Raises:
         InvalidArgumentError: bad order, estimator, parameter or memory, a ``prune``
-            threshold or ``min_count`` out of range (as in `NGramModel.fit`), or a ``temp_dir``
-            that is not an existing directory.
+            threshold or ``min_count`` out of range (as in `NGramModel.fit`), a ``temp_dir``
+            that is not an existing directory, or a ``path`` in a compression fastppl does not
+            write.
         EmptyCorpusError: the corpus has no token.
         OSError: the file or the temporary directory cannot be written (the message names it).
+            A ``path`` that cannot be written (a directory, in a directory that does not exist)
+            is refused before the n-grams are counted.
 
     >>> import tempfile, pathlib
     >>> c = Corpus.from_sentences([["a", "b", "a"], ["b", "a"]])

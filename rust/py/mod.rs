@@ -34,6 +34,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(nltk::nltk_word_tokenize, m)?)?;
     m.add_function(wrap_pyfunction!(model::count_ngrams, m)?)?;
     m.add_function(wrap_pyfunction!(model::train_arpa, m)?)?;
+    m.add_function(wrap_pyfunction!(model::check_output, m)?)?;
     m.add("MIN_MEMORY", crate::estimate::budgeted::MIN_MEMORY)?;
     m.add_function(wrap_pyfunction!(distributed::distributed_check, m)?)?;
     m.add_function(wrap_pyfunction!(distributed::distributed_shard_vocab, m)?)?;

@@ -138,6 +138,19 @@ pub fn count_ngrams(
     })
 }
 
+/// Gives the error that writing a model to `path` would give (see `Output::check`; with `arpa`
+/// false, fastppl's binary format, which is not compressed: see `AtomicFile::check`), and writes
+/// nothing: for a caller to check its output before reading and counting a corpus.
+#[pyfunction]
+pub fn check_output(path: std::path::PathBuf, arpa: bool) -> PyResult<()> {
+    let checked = if arpa {
+        crate::util::compressed::Output::check(&path)
+    } else {
+        crate::util::atomic::AtomicFile::check(&path)
+    };
+    checked.map_err(to_pyerr)
+}
+
 /// Estimates a model within a memory budget and writes it as ARPA (see `estimate::budgeted`); returns
 /// (n-grams per order, sorted runs written, bytes spilled). Releases the GIL.
 #[pyfunction]
@@ -273,6 +286,8 @@ impl PyModel {
         progress: Option<Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         job::run(py, progress.as_ref(), |job| {
+            // the output's error before a KenLM trie is converted
+            crate::util::compressed::Output::check(&path)?;
             let model = self.ngrams("write an ARPA file", job)?;
             crate::formats::arpa::write_arpa(&model, &path, job)
         })

@@ -79,6 +79,14 @@ impl AtomicFile {
         }
     }
 
+    /// Gives the error [`AtomicFile::create`] would give for `target` (a directory, a device,
+    /// a folder that does not exist or cannot be written...), by creating its temporary file
+    /// and removing it at once: for a long computation whose result goes to `target`, to fail
+    /// before it starts rather than once it is done.
+    pub fn check(target: &Path) -> Result<()> {
+        AtomicFile::create(target).map(drop)
+    }
+
     /// The temporary file's path (removed on drop unless committed).
     pub fn temp_path(&self) -> &Path {
         &self.tmp
@@ -169,6 +177,28 @@ mod tests {
         assert!(err.to_string().contains("is not a regular file"), "{err}");
         assert!(!err.to_string().contains("  "), "{err}");
         assert!(!std::fs::metadata("/dev/null").unwrap().is_file());
+    }
+
+    #[test]
+    fn check_gives_the_error_of_create_and_leaves_nothing() {
+        let d = dir("check");
+        let file = d.join("file");
+        std::fs::write(&file, "old").unwrap();
+        for target in [
+            d.clone(),
+            d.join("missing").join("m.arpa"),
+            file.join("m.arpa"),
+            PathBuf::from("/dev/null"),
+        ] {
+            let checked = AtomicFile::check(&target).expect_err("refused");
+            let created = AtomicFile::create(&target).err().expect("refused");
+            assert_eq!(checked.to_string(), created.to_string());
+        }
+        AtomicFile::check(&file).unwrap();
+        AtomicFile::check(&d.join("new")).unwrap();
+        assert_eq!(entries(&d), vec!["file".to_string()]);
+        assert_eq!(std::fs::read(&file).unwrap(), b"old");
+        std::fs::remove_dir_all(&d).unwrap();
     }
 
     #[test]

@@ -3,8 +3,10 @@
 //! the pure-Rust encoder is slow at higher presets), bzip2 (`bzip2`/libbz2-rs-sys, level 6).
 //!
 //! Reading picks the codec from the file's first bytes (so a misnamed file still opens), writing
-//! from the file name's extension (`.gz`, `.xz`, `.bz2`; anything else is plain text).
-//! Concatenated members/streams are read as one file, as `zcat`, `xzcat` and `bzcat` do.
+//! from the file name's extension (`.gz`, `.xz`, `.bz2`; anything else is plain text, except the
+//! extension of a compression fastppl does not write, `.zst`, `.lz4`, `.7z`..., which is
+//! refused). Concatenated members/streams are read as one file, as `zcat`, `xzcat` and `bzcat`
+//! do.
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Write};
@@ -27,19 +29,39 @@ pub enum Codec {
     Bzip2,
 }
 
+/// What the error for a compression fastppl does not write lists.
+const WRITTEN: &str = ".gz, .xz or .bz2";
+
+/// Extensions (lowercase) of compressions fastppl does not write: a file named so is refused
+/// rather than written as plain text under a name that says it is compressed.
+const UNWRITTEN_EXTENSIONS: &[&str] = &[
+    "zst", "zstd", "lz4", "lzma", "lz", "lzo", "z", "7z", "zip", "br", "sz",
+];
+
 impl Codec {
-    /// The codec named by a path's extension (case-insensitive).
-    pub fn from_extension(path: &Path) -> Codec {
+    /// The codec named by a path's extension (case-insensitive): gzip, xz or bzip2 for `.gz`,
+    /// `.xz`, `.bz2`, plain text for any other name, and [`Error::InvalidArgument`] naming the
+    /// path for the extension of a compression fastppl does not write (`.zst`, `.lz4`,
+    /// `.7z`...: see `UNWRITTEN_EXTENSIONS`).
+    pub fn from_extension(path: &Path) -> Result<Codec> {
         let ext = path
             .extension()
             .and_then(|e| e.to_str())
             .map(str::to_ascii_lowercase);
-        match ext.as_deref() {
+        Ok(match ext.as_deref() {
             Some("gz" | "gzip") => Codec::Gzip,
             Some("xz") => Codec::Xz,
             Some("bz2" | "bzip2") => Codec::Bzip2,
+            Some(other) if UNWRITTEN_EXTENSIONS.contains(&other) => {
+                return Err(Error::invalid(format!(
+                    "{}: fastppl cannot write .{} compression: name the output {WRITTEN} to \
+                     compress it, or without a compression extension for plain text",
+                    path.display(),
+                    path.extension().unwrap_or_default().to_string_lossy()
+                )))
+            }
             _ => Codec::Plain,
-        }
+        })
     }
 
     /// The codec whose magic number starts `head`.
@@ -128,11 +150,13 @@ enum Sink {
 }
 
 impl Output {
-    /// Starts replacing `path`, compressing by its extension.
+    /// Starts replacing `path`, compressing by its extension ([`Codec::from_extension`], whose
+    /// error comes first).
     pub fn create(path: &Path) -> Result<Output> {
+        let codec = Codec::from_extension(path)?;
         let file = AtomicFile::create(path)?;
         let buf = DirectWriter::new(file, FILE_BUFFER);
-        let inner = match Codec::from_extension(path) {
+        let inner = match codec {
             Codec::Plain => Sink::Plain(buf),
             Codec::Gzip => Sink::Gzip(flate2::write::GzEncoder::new(
                 buf,
@@ -159,6 +183,15 @@ impl Output {
             inner,
             path: path.display().to_string(),
         })
+    }
+
+    /// Gives the error [`Output::create`] would give for `path` (a compression not written, and
+    /// those of [`AtomicFile::check`]: a directory, a device, a missing or read-only folder),
+    /// and writes nothing: for a long computation whose result goes to `path`, to fail before
+    /// it starts rather than once it is done.
+    pub fn check(path: &Path) -> Result<()> {
+        Codec::from_extension(path)?;
+        AtomicFile::check(path)
     }
 
     /// Ends the compressed stream, flushes everything to disk and replaces the target.
@@ -237,11 +270,53 @@ mod tests {
             let raw = std::fs::read(&path).unwrap();
             assert_eq!(
                 Codec::from_magic(&raw),
-                Codec::from_extension(&path),
+                Codec::from_extension(&path).unwrap(),
                 "{name}"
             );
             assert_eq!(read_to_end(&path).unwrap(), text, "{name}");
         }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_compression_not_written_is_refused_before_anything_is_written() {
+        let dir = std::env::temp_dir().join(format!("fastppl-unwritten-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for name in [
+            "m.arpa.zst",
+            "m.arpa.ZSTD",
+            "m.lz4",
+            "m.lzma",
+            "m.arpa.Z",
+            "m.7z",
+            "m.zip",
+            "m.br",
+        ] {
+            let path = dir.join(name);
+            for err in [
+                Output::check(&path).expect_err(name),
+                Output::create(&path).err().expect(name),
+            ] {
+                let text = err.to_string();
+                assert!(matches!(err, Error::InvalidArgument(_)), "{name}: {text}");
+                assert!(text.starts_with(&path.display().to_string()), "{text}");
+                assert!(text.contains(".gz, .xz or .bz2"), "{text}");
+            }
+        }
+        // nothing was written, not even a temporary file
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+        for name in [
+            "m.arpa",
+            "m.gz",
+            "m.XZ",
+            "m.bzip2",
+            "m.txt",
+            "zst",
+            "m.zst.arpa",
+        ] {
+            Output::check(&dir.join(name)).expect(name);
+        }
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -250,6 +250,35 @@ def test_output_that_is_a_folder_is_named_as_python_names_it(
     assert capsys.readouterr().err == f"fastppl: error: Is a directory: {str(folder)!r}\n"
 
 
+@pytest.mark.parametrize(
+    ("output", "options", "message"),
+    [
+        ("folder", [], "Is a directory: '{}'"),
+        ("folder", ["-S", "64M"], "Is a directory: '{}'"),
+        ("folder.fppl", [], "Is a directory: '{}'"),
+        ("missing/m.arpa", [], "No such file or directory: '{}'"),
+        ("missing/m.arpa", ["-S", "64M"], "No such file or directory: '{}'"),
+        ("missing/m.fppl", [], "No such file or directory: '{}'"),
+        ("m.arpa.zst", [], "{}: fastppl cannot write .zst compression"),
+        ("m.lz4", ["-S", "64M"], "{}: fastppl cannot write .lz4 compression"),
+    ],
+)
+def test_train_checks_its_output_before_reading_the_corpus(
+    output: str, options: list[str], message: str, tmp_path: Path, capsys
+):
+    """The output's error came once the corpus was read and counted (minutes for a large one;
+    a .zst name was even written as plain text): the corpus here does not exist, and the
+    error is still the output's."""
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "folder.fppl").mkdir()
+    target = str(tmp_path / output)
+    argv = ["train", "-q", "-o", "2", *options, str(tmp_path / "absent.txt"), target]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("fastppl: error: " + message.format(target)) and err.count("\n") == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["folder", "folder.fppl"]
+
+
 def test_docstrings_have_no_raw_control_characters():
     text = pydoc.render_doc(Corpus.from_file, renderer=pydoc.plaintext)
     assert "\r" not in text and "\\r\\n" in text

@@ -192,6 +192,71 @@ def test_a_directory_is_an_is_a_directory_error_naming_it(tmp_path: Path) -> Non
     assert list(folder.iterdir()) == []
 
 
+@pytest.mark.parametrize("suffix", [".zst", ".zstd", ".lz4", ".lzma", ".Z", ".7z", ".zip", ".br"])
+def test_a_compression_fastppl_does_not_write_is_refused_up_front(
+    tmp_path: Path, suffix: str
+) -> None:
+    """A name ending in it was written as plain ARPA text; each ARPA writer now refuses it
+    before it writes (train_arpa before it counts) and leaves nothing behind."""
+    from fastppl import Corpus
+    from fastppl.errors import InvalidArgumentError
+    from fastppl.training import train_arpa
+
+    corpus = Corpus.from_sentences([["a", "b"], ["b"]])
+    model = NGramModel.fit(corpus, order=2, smoothing="witten_bell")
+    target = tmp_path / f"m.arpa{suffix}"
+    stages: list[tuple] = []
+    calls = {
+        "to_arpa": lambda: model.to_arpa(target),
+        "train_arpa": lambda: train_arpa(
+            corpus,
+            target,
+            order=2,
+            smoothing="witten_bell",
+            memory="64M",
+            progress=lambda *stage: stages.append(stage),
+        ),
+    }
+    for name, call in calls.items():
+        with pytest.raises(InvalidArgumentError) as raised:
+            call()
+        assert str(raised.value) == (
+            f"{target}: fastppl cannot write {suffix} compression: name the output .gz, .xz or "
+            ".bz2 to compress it, or without a compression extension for plain text"
+        ), name
+    assert stages == []
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("kind", ["a directory", "in a missing directory", "under a file"])
+def test_train_arpa_checks_its_output_before_counting(tmp_path: Path, kind: str) -> None:
+    """The error came when the ARPA file was opened, once every n-gram was counted (minutes on
+    a large corpus): now before the first stage, and the same error."""
+    from fastppl import Corpus
+    from fastppl.training import train_arpa
+
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "file").write_text("")
+    target, error = {
+        "a directory": (tmp_path / "folder", IsADirectoryError),
+        "in a missing directory": (tmp_path / "missing" / "m.arpa", FileNotFoundError),
+        "under a file": (tmp_path / "file" / "m.arpa", NotADirectoryError),
+    }[kind]
+    stages: list[tuple] = []
+    with pytest.raises(error) as raised:
+        train_arpa(
+            Corpus.from_text(_corpus_text(200, 1), tokenizer="whitespace"),
+            target,
+            order=3,
+            memory="64M",
+            progress=lambda *stage: stages.append(stage),
+        )
+    assert raised.value.filename == str(target)
+    assert stages == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "folder"]
+    assert list((tmp_path / "folder").iterdir()) == []
+
+
 def test_a_device_or_fifo_is_refused_not_replaced(tmp_path: Path) -> None:
     """A model written to a device or a named pipe is refused (the temporary file renamed over it
     would replace it: as root, /dev/null itself); the command line copies a finished model

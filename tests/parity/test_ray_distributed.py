@@ -419,6 +419,15 @@ def test_an_output_that_cannot_be_written_is_refused_before_any_task(cluster, tm
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt", "fifo", "folder"]
 
 
+def test_an_output_in_a_compression_not_written_is_refused_before_ray_is_used(tmp_path):
+    """It was written as plain ARPA text, or refused once the whole job had run."""
+    text = tmp_path / "a.txt"
+    text.write_text("a b\n")
+    with pytest.raises(InvalidArgumentError, match=r"m\.arpa\.zst: fastppl cannot write \.zst"):
+        fray.train([text], tmp_path / "m.arpa.zst", order=2, **TEXT)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt"]
+
+
 def test_an_output_that_is_an_input_is_refused(cluster, tmp_path, monkeypatch):
     """The model was renamed over the training file named as the output, which was lost."""
     monkeypatch.chdir(tmp_path)

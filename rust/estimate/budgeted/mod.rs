@@ -50,6 +50,7 @@ use crate::corpus::Corpus;
 use crate::error::{Error, Result};
 use crate::estimate::{check_pruning, Pruning, Smoothing};
 use crate::formats::arpa::check_arpa_tokens;
+use crate::util::compressed::Output;
 use crate::util::float_format::log10_f32;
 use crate::util::job::Job;
 use crate::util::spill::{ReadAhead, WorkDir};
@@ -170,6 +171,8 @@ pub fn train_arpa(
             "cannot fit a model on a corpus with no token".into(),
         ));
     }
+    // the output's error now, not once the counts are estimated
+    Output::check(path)?;
     train_arpa_unchecked(corpus, order, smoothing, pruning, budget, path, job)
 }
 
