@@ -48,7 +48,8 @@ pub enum Error {
         line: usize,
         message: String,
     },
-    /// A binary model file (see `binary.rs`) is malformed, truncated or corrupt.
+    /// A binary model file (see `binary.rs`) is malformed, truncated or corrupt; or a model
+    /// file is compressed in a format fastppl does not read (see `util/compressed.rs`).
     #[error("{path}: {message}")]
     BinaryFormat { path: String, message: String },
     /// The call was cancelled (Ctrl-C, SIGTERM) through its [`crate::util::job::Job`]; nothing was

@@ -273,7 +273,8 @@ class NGramModel:
         Raises:
             ModelFileNotFoundError: ``path`` does not exist (a ``FileNotFoundError``).
             ModelFormatError: the file is malformed; the message, ``.path`` and ``.line`` (1-based)
-                name the place.
+                name the place. Or it is compressed in a format fastppl does not read (zstd,
+                lz4, zip...: the message names it).
             OSError: the file cannot be read.
         """
         with reporter(progress) as report:

@@ -5,8 +5,9 @@
 //! Reading picks the codec from the file's first bytes (so a misnamed file still opens), writing
 //! from the file name's extension (`.gz`, `.xz`, `.bz2`; anything else is plain text, except the
 //! extension of a compression fastppl does not write, `.zst`, `.lz4`, `.7z`..., which is
-//! refused). Concatenated members/streams are read as one file, as `zcat`, `xzcat` and `bzcat`
-//! do.
+//! refused). A file in a compression fastppl does not read (zstd, lz4...: known by its magic
+//! number) is refused as such, not parsed as text. Concatenated members/streams are read as
+//! one file, as `zcat`, `xzcat` and `bzcat` do.
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Write};
@@ -36,6 +37,17 @@ const WRITTEN: &str = ".gz, .xz or .bz2";
 /// rather than written as plain text under a name that says it is compressed.
 const UNWRITTEN_EXTENSIONS: &[&str] = &[
     "zst", "zstd", "lz4", "lzma", "lz", "lzo", "z", "7z", "zip", "br", "sz",
+];
+
+/// Compressions fastppl does not read, by the magic number their files start with: the name and
+/// the command that decompresses one.
+const UNREAD_MAGIC: &[(&[u8], &str, &str)] = &[
+    (&[0x28, 0xb5, 0x2f, 0xfd], "zstd", "zstd -d"),
+    (&[0x04, 0x22, 0x4d, 0x18], "lz4", "lz4 -d"),
+    (b"LZIP", "lzip", "lzip -d"),
+    (&[0x1f, 0x9d], "compress (.Z)", "uncompress"),
+    (&[b'7', b'z', 0xbc, 0xaf, 0x27, 0x1c], "7-Zip", "7z x"),
+    (b"PK\x03\x04", "zip", "unzip"),
 ];
 
 impl Codec {
@@ -78,6 +90,25 @@ impl Codec {
     }
 }
 
+/// Refuses a file (`head`: its first bytes) in a compression fastppl does not read (see
+/// `UNREAD_MAGIC`), rather than reading its bytes as text, with [`Error::BinaryFormat`] naming
+/// the compression and the ones read.
+fn refuse_unread(path: &Path, head: &[u8]) -> Result<()> {
+    match UNREAD_MAGIC
+        .iter()
+        .find(|(magic, ..)| head.starts_with(magic))
+    {
+        None => Ok(()),
+        Some((_, name, command)) => Err(Error::BinaryFormat {
+            path: path.display().to_string(),
+            message: format!(
+                "compressed with {name}, which fastppl does not read (it reads gzip, xz and \
+                 bzip2 compressed files, and plain ones): decompress it first ({command})"
+            ),
+        }),
+    }
+}
+
 /// Refuses a path that is not a regular file once symbolic links are followed: a directory (see
 /// [`Error::is_a_directory`]), or with [`Error::InvalidArgument`] a FIFO, socket or device.
 pub fn check_regular(path: &Path) -> Result<()> {
@@ -97,13 +128,15 @@ pub fn check_regular(path: &Path) -> Result<()> {
 
 /// Opens `path` for buffered reading, decompressing on the fly.
 /// Only regular files are opened (a FIFO or a device could block or never end): anything else
-/// is refused before it is opened.
+/// is refused before it is opened; so is a file in a compression that is not read
+/// (`refuse_unread`).
 pub fn open_read(path: &Path) -> Result<Box<dyn BufRead + Send>> {
     const CAP: usize = 1 << 16;
     check_regular(path)?;
     let file = File::open(path).map_err(Error::io(path))?;
     let mut raw = BufReader::with_capacity(1 << 16, file);
     let head = raw.fill_buf().map_err(Error::io(path))?;
+    refuse_unread(path, head)?;
     let codec = Codec::from_magic(head);
     Ok(match codec {
         Codec::Plain => Box::new(raw),
@@ -317,6 +350,26 @@ mod tests {
             Output::check(&dir.join(name)).expect(name);
         }
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_compression_not_read_is_named_not_parsed() {
+        let dir = std::env::temp_dir().join(format!("fastppl-unread-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for (head, name) in [
+            (&[0x28, 0xb5, 0x2f, 0xfd, 0x24, 0x05][..], "zstd"),
+            (&[0x04, 0x22, 0x4d, 0x18, 0x64, 0x40][..], "lz4"),
+            (&b"PK\x03\x04\x14\x00"[..], "zip"),
+        ] {
+            let path = dir.join(format!("m.arpa.{name}"));
+            std::fs::write(&path, head).unwrap();
+            let err = open_read(&path).err().expect(name);
+            let text = err.to_string();
+            assert!(matches!(err, Error::BinaryFormat { .. }), "{text}");
+            assert!(text.contains(&format!("compressed with {name}")), "{text}");
+            assert!(text.contains("gzip, xz and bzip2"), "{text}");
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -279,6 +279,16 @@ def test_train_checks_its_output_before_reading_the_corpus(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["folder", "folder.fppl"]
 
 
+def test_a_model_compressed_with_zstd_is_named_so(text: Path, tmp_path: Path, capsys):
+    """It was parsed as plain ARPA text: "line 1: not valid UTF-8 (byte 2 of the line)"."""
+    model = tmp_path / "m.arpa.zst"
+    model.write_bytes(bytes.fromhex("28b52ffd0458110000780aaefde922"))  # zstd's frame of "x\n"
+    assert main(["eval", "-q", str(model), str(text)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"fastppl: error: {model}: compressed with zstd, which fastppl does not")
+    assert "(zstd -d)" in err and err.count("\n") == 1
+
+
 def test_docstrings_have_no_raw_control_characters():
     text = pydoc.render_doc(Corpus.from_file, renderer=pydoc.plaintext)
     assert "\r" not in text and "\\r\\n" in text

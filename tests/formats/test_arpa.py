@@ -335,6 +335,28 @@ def test_corrupt_compressed_file(tmp_path: Path) -> None:
         NGramModel.from_arpa(path)
 
 
+#: "x\n" compressed by the zstd and lz4 command lines: a frame of each format
+UNREAD_COMPRESSIONS = {
+    "zstd": bytes.fromhex("28b52ffd0458110000780aaefde922"),
+    "lz4": bytes.fromhex("04224d186440a702000080780a0000000096935f9e"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNREAD_COMPRESSIONS))
+def test_a_compression_fastppl_does_not_read_is_named(name: str, tmp_path: Path) -> None:
+    """Such a file was read as plain text: an ARPA parse error on its compressed bytes."""
+    path = tmp_path / "m.arpa"  # the bytes tell, not the name
+    path.write_bytes(UNREAD_COMPRESSIONS[name])
+    for load in (NGramModel.from_arpa, NGramModel.from_file):
+        with pytest.raises(ModelFormatError) as info:
+            load(path)
+        assert str(info.value).startswith(
+            f"{path}: compressed with {name}, which fastppl does not read (it reads gzip, xz "
+            "and bzip2 compressed files, and plain ones)"
+        )
+        assert info.value.path == str(path)
+
+
 def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(ModelFileNotFoundError) as info:
         NGramModel.from_arpa(tmp_path / "nope.arpa")
