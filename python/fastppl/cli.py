@@ -474,6 +474,11 @@ def _train_into(args: argparse.Namespace, target: str) -> int:
         )
     if args.temp_dir is not None and args.memory is None:
         raise InvalidArgumentError("-T/--temp-dir only matters with -S/--memory (give both)")
+    if args.memory is not None and fmt == "binary":
+        raise InvalidArgumentError(
+            "--memory writes ARPA (the model is never whole in memory); write a .arpa file, "
+            "then convert it if needed: NGramModel.from_arpa(path).save(binary_path)"
+        )
     for name, given in (
         ("the input corpus", args.text),
         ("--limit-vocab-file", args.limit_vocab_file),
@@ -494,11 +499,6 @@ def _train_into(args: argparse.Namespace, target: str) -> int:
         "prune": args.prune,
     }
     if args.memory is not None:
-        if fmt == "binary":
-            raise InvalidArgumentError(
-                "--memory writes ARPA (the model is never whole in memory); write a .arpa file, "
-                "then convert it if needed: NGramModel.from_arpa(path).save(binary_path)"
-            )
         step = f"fitting order {args.order} within {args.memory}, writing {args.output}"
         with _step(step, args.quiet) as progress:
             summary = train_arpa(

@@ -261,6 +261,7 @@ def test_output_that_is_a_folder_is_named_as_python_names_it(
         ("missing/m.fppl", [], "No such file or directory: '{}'"),
         ("m.arpa.zst", [], "{}: fastppl cannot write .zst compression"),
         ("m.lz4", ["-S", "64M"], "{}: fastppl cannot write .lz4 compression"),
+        ("m.fppl", ["-S", "64M"], "--memory writes ARPA (the model is never whole in memory)"),
     ],
 )
 def test_train_checks_its_output_before_reading_the_corpus(
