@@ -38,6 +38,7 @@ from typing import Any
 from fastppl import _core
 from fastppl._checks import log_base_divisor, same_file
 from fastppl.errors import (
+    EmptyCorpusError,
     FastpplError,
     FastpplWarning,
     InvalidArgumentError,
@@ -150,18 +151,23 @@ def _int_at_least(minimum: int, meaning: str) -> Callable[[str], int]:
     return read
 
 
+def _note(args: argparse.Namespace, text: str) -> None:
+    """Prints ``fastppl: note: <text>`` on stderr, unless ``--quiet``."""
+    if not args.quiet:
+        print(f"fastppl: note: {text}", file=sys.stderr)
+
+
 def _tokenizer(args: argparse.Namespace) -> str:
     """``--tokenizer``, or the command line's default, with a note saying so (unless
     ``--quiet``)."""
     if args.tokenizer is not None:
         return args.tokenizer
-    if not args.quiet:
-        print(
-            "fastppl: note: tokens split on whitespace, one sentence per line (the command "
-            "line's default, as lmplz and query read text; Python's Corpus.from_file "
-            "defaults to tokenizer='nltk'); choose with --tokenizer whitespace|kenlm|nltk",
-            file=sys.stderr,
-        )
+    _note(
+        args,
+        "tokens split on whitespace, one sentence per line (the command line's default, as "
+        "lmplz and query read text; Python's Corpus.from_file defaults to tokenizer='nltk'); "
+        "choose with --tokenizer whitespace|kenlm|nltk",
+    )
     return DEFAULT_TOKENIZER
 
 
@@ -190,6 +196,21 @@ def _read_corpus(path: str | None, args: argparse.Namespace, progress: ProgressC
     if path is None or path == "-":
         path = "/dev/stdin"  # read in pieces as a file is
     return Corpus.from_file(path, encoding=args.encoding, progress=progress or False, **options)
+
+
+#: What a text of no sentence is (`_holds_none`).
+NO_SENTENCE = "sentence (empty, or every line blank or skipped)"
+
+
+def _holds_none(path: str | None, what: str) -> str:
+    """What the commands say of a text (`path`, standard input for None or '-') that holds no
+    `what`.
+
+    >>> _holds_none("t.txt", NO_SENTENCE)
+    "'t.txt' holds no sentence (empty, or every line blank or skipped)"
+    """
+    name = "standard input" if path is None or path == "-" else repr(path)
+    return f"{name} holds no {what}"
 
 
 #: What `eval` and `score` read (NGramModel.from_file).
@@ -493,6 +514,8 @@ def _train_into(args: argparse.Namespace, target: str) -> int:
     _core.check_output(target, fmt == "arpa")
     with _step("reading", args.quiet) as progress:
         corpus = _read_corpus(args.text, args, progress)
+    if not len(corpus):
+        raise EmptyCorpusError(f"{_holds_none(args.text, NO_SENTENCE)}: there is no model to fit")
     limits = {
         "min_count": args.min_count,
         "vocab_file": args.limit_vocab_file,
@@ -550,6 +573,10 @@ def _train_into(args: argparse.Namespace, target: str) -> int:
 def _eval(args: argparse.Namespace) -> int:
     """Perplexity of a text, printed like KenLM's `query -v summary` (or as JSON)."""
     model, corpus = _model_and_text(args)
+    if not len(corpus):
+        raise EmptyCorpusError(
+            f"{_holds_none(args.text, NO_SENTENCE)}: there is no perplexity to compute"
+        )
     with _step("scoring", args.quiet) as progress:
         incl = model.evaluate(corpus, oov="unk", progress=progress or False)
         excl = (
@@ -587,7 +614,8 @@ def _eval(args: argparse.Namespace) -> int:
 
 def _score(args: argparse.Namespace) -> int:
     """Per-sentence (default) or per-token scores as TSV or JSON lines; per document with
-    ``--documents``."""
+    ``--documents``. A text of no sentence has no line of scores: none is written, with a note
+    saying why (as ``--documents`` writes no record for an input of none), not an error."""
     if args.documents:
         return _score_documents(args)
     if args.output or args.normalize or args.sp_model or args.whole_lines:
@@ -595,6 +623,9 @@ def _score(args: argparse.Namespace) -> int:
             "--output, --normalize, --sp-model and --whole-lines go with --documents"
         )
     model, corpus = _model_and_text(args)
+    if not len(corpus):
+        _note(args, f"{_holds_none(args.text, NO_SENTENCE)}: nothing to score")
+        return 0
     with _step("scoring", args.quiet) as progress:
         result = model.evaluate(
             corpus, oov="unk", token_logprobs=args.tokens, progress=progress or False
@@ -662,8 +693,10 @@ def _score_documents(args: argparse.Namespace) -> int:
     model = _load_model(args)
     sp = _sentencepiece(args.sp_model) if args.sp_model else None
     path, field = source or "/dev/stdin", args.text_field
+    scored = False
     with _text_output(args.output) as out:
         for records, numbers in _json_batches(path, field, args.encoding):
+            scored = True
             texts = [record[field] for record in records]
             try:
                 scores = perplexity(
@@ -678,6 +711,8 @@ def _score_documents(args: argparse.Namespace) -> int:
             for record, score in zip(records, scores.tolist(), strict=True):
                 record[args.perplexity_field] = json_float(score)
                 out.write(_json_line(record))
+    if not scored:
+        _note(args, f"{_holds_none(source, 'JSON record')}: nothing to score")
     return 0
 
 

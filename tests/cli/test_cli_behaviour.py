@@ -290,6 +290,71 @@ def test_a_model_compressed_with_zstd_is_named_so(text: Path, tmp_path: Path, ca
     assert "(zstd -d)" in err and err.count("\n") == 1
 
 
+#: What the commands say of a text of no sentence, after its name.
+NO_SENTENCE = "holds no sentence (empty, or every line blank or skipped)"
+
+
+@pytest.mark.parametrize(
+    ("content", "options"),
+    [
+        ("", []),
+        ("", ["--tokens", "--format", "jsonl"]),
+        ("\n  \n", ["--base", "e"]),
+        ("# a comment\n", ["--skip-line-prefix", "#"]),
+    ],
+)
+def test_score_of_a_text_of_no_sentence_writes_nothing_and_says_so(
+    content: str, options: list[str], tiny_model: Path, tmp_path: Path, capsys
+):
+    """It exited 1 with "nothing to score: the corpus has no (in-vocabulary) token", naming no
+    file. score writes a line per sentence (it prints no perplexity, which no token leaves
+    undefined): no sentence is no line, as --documents writes no record for an input of none;
+    a note says why, unless --quiet."""
+    text = tmp_path / "t.txt"
+    text.write_text(content, encoding="utf-8")
+    argv = ["score", "--tokenizer", "whitespace", *options, str(tiny_model), str(text)]
+    assert main(argv) == 0
+    assert capsys.readouterr() == (
+        "",
+        f"fastppl: note: {str(text)!r} {NO_SENTENCE}: nothing to score\n",
+    )
+    assert main([*argv, "-q"]) == 0
+    assert capsys.readouterr() == ("", "")
+
+
+def test_score_of_an_empty_standard_input_says_so(tiny_model: Path):
+    done = subprocess.run(
+        [sys.executable, "-m", "fastppl", "score", "--tokenizer", "whitespace", str(tiny_model)],
+        input="",
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (0, "")
+    assert done.stderr == f"fastppl: note: standard input {NO_SENTENCE}: nothing to score\n"
+
+
+@pytest.mark.parametrize(
+    ("command", "consequence"),
+    [("eval", "there is no perplexity to compute"), ("train", "there is no model to fit")],
+)
+def test_eval_and_train_of_a_text_of_no_sentence_name_it(
+    command: str, consequence: str, tiny_model: Path, tmp_path: Path, capsys
+):
+    """The messages named neither the file nor what it lacks: "nothing to score: the corpus has
+    no (in-vocabulary) token", "cannot fit a model on a corpus with no token"."""
+    text = tmp_path / "empty.txt"
+    text.write_text("", encoding="utf-8")
+    files = (
+        [str(tiny_model), str(text)] if command == "eval" else [str(text), str(tmp_path / "m.arpa")]
+    )
+    assert main([command, "-q", *files]) == 1
+    assert (
+        capsys.readouterr().err == f"fastppl: error: {str(text)!r} {NO_SENTENCE}: {consequence}\n"
+    )
+    assert not (tmp_path / "m.arpa").exists()
+
+
 def test_docstrings_have_no_raw_control_characters():
     text = pydoc.render_doc(Corpus.from_file, renderer=pydoc.plaintext)
     assert "\r" not in text and "\\r\\n" in text

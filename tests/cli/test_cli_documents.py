@@ -45,6 +45,16 @@ def _write_jsonl(path: Path, records: list[dict]) -> Path:
     return path
 
 
+def test_an_input_of_no_record_gives_none_and_says_so(model_path, tmp_path, capsys) -> None:
+    source = tmp_path / "docs.jsonl"
+    source.write_text("\n\n", encoding="utf-8")
+    assert main(["score", str(model_path), str(source), "--documents"]) == 0
+    assert capsys.readouterr() == (
+        "",
+        f"fastppl: note: {str(source)!r} holds no JSON record: nothing to score\n",
+    )
+
+
 def test_records_come_back_with_their_perplexity(model_path, records, tmp_path, capsys) -> None:
     source = _write_jsonl(tmp_path / "docs.jsonl", records)
     model = NGramModel.from_file(model_path)
