@@ -296,6 +296,19 @@ def _local_path(path: str) -> str | None:
     return None
 
 
+def _absolute(path: str) -> str:
+    """The input `path` with a local file named absolutely, as the driver's current directory
+    resolves it: a relative path, or a relative ``file://`` URL (``file:///abs/...``, which
+    fsspec reads as before). A task resolves a relative name against its worker's directory,
+    which is another on another node (and on the driver's once the driver changed directory
+    after ``ray.init``): the driver's checks would look at one file and the tasks read another
+    (or none). A URL of another filesystem is left as it is."""
+    if not is_url(path):
+        return os.path.abspath(path)
+    local = _local_path(path)  # (fsspec names a local file absolutely)
+    return path if local is None else f"file://{local}"
+
+
 def _check_not_an_input(output: str, paths: Sequence[str]) -> None:
     """Refuses an output that is one of the input files: the model renamed over it at the end
     would replace the training text."""
@@ -406,8 +419,10 @@ def train(
         inputs: the text files, readable by every worker (``.gz``, ``.xz``, ``.bz2`` too):
             paths on a shared mount, or URLs on any filesystem fsspec knows
             (``s3://bucket/shards/a.txt.xz``; see `fastppl.text.is_url`). Local ones (paths,
-            ``file://`` URLs) are checked by the driver before a task starts, which must see
-            them where the workers do; other URLs only by the tasks that read them.
+            ``file://`` URLs) are named absolutely by the driver, a relative one from its
+            current directory (a worker's may be another), and checked by it before a task
+            starts: it must see them where the workers do; other URLs are checked only by the
+            tasks that read them.
         output: the model file: ARPA (``.gz``, ``.xz``, ``.bz2`` compress it; the name of another
             compression, ``.zst``, ``.lz4``..., is refused), or fastppl's
             binary format (:meth:`NGramModel.load`) for ``.fppl``/``.fastppl`` or
@@ -466,7 +481,8 @@ def train(
     ...       tokenizer="whitespace", sentences="lines").ngram_counts
     [5, 5]
     """
-    paths = [os.fspath(p) for p in check_iterable(inputs, "inputs", "paths")]
+    # named absolutely once, here: the checks below and the tasks then see the same files
+    paths = [_absolute(os.fspath(p)) for p in check_iterable(inputs, "inputs", "paths")]
     if not paths:
         raise InvalidArgumentError("inputs must name at least one text file")
     _check_inputs(paths)

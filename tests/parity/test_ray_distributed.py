@@ -321,6 +321,28 @@ def test_inputs_named_by_url_give_the_same_model(cluster, shards, tmp_path):
     assert out.read_bytes() == expected.read_bytes()
 
 
+@ray.remote
+def _worker_directory() -> str:
+    """The current directory of a worker of the cluster."""
+    return os.getcwd()
+
+
+def test_relative_inputs_are_named_from_the_drivers_directory(cluster, tmp_path, monkeypatch):
+    """Relative inputs (paths, ``file://`` URLs) reached the tasks as they were given: each
+    task resolved them from its worker's directory (another node's; here, the one the driver
+    had when it started the cluster) while the driver's checks resolved them from its own, so
+    the checks passed and the tasks failed with CorpusFileNotFoundError, or read other files."""
+    monkeypatch.chdir(tmp_path)
+    assert ray.get(_worker_directory.remote()) != str(tmp_path)  # (the workers are elsewhere)
+    (tmp_path / "a.txt").write_text("a b a\n")
+    (tmp_path / "b.txt").write_text("b a\n")
+    expected = tmp_path / "single.arpa"
+    corpus = Corpus.from_files([tmp_path / "a.txt", tmp_path / "b.txt"], **TEXT)
+    train_arpa(corpus, expected, order=2, smoothing="witten_bell")
+    fray.train(["a.txt", "file://b.txt"], "m.arpa", order=2, smoothing="witten_bell", **TEXT)
+    assert (tmp_path / "m.arpa").read_bytes() == expected.read_bytes()
+
+
 @pytest.mark.parametrize(("stage", "index"), CRASHES)
 def test_a_killed_worker_is_retried_with_identical_output(
     fault_runs, shards, tmp_path, stage, index
