@@ -22,6 +22,7 @@ import shutil
 import stat
 import time
 import uuid
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -35,6 +36,7 @@ from fastppl.errors import (
     DistributedTaskError,
     EmptyCorpusError,
     FastpplError,
+    FastpplWarning,
     InvalidArgumentError,
     InvalidTypeError,
 )
@@ -675,18 +677,54 @@ def _load_verified_once(path: str, verified: _FileToken) -> NGramModel:
     return NGramModel.load(path)
 
 
+def _most_cpus() -> float | None:
+    """The most CPUs the cluster can ever have, or None where that cannot be told.
+
+    A cluster that this process started (``ray.init()`` without an address) has those it has
+    now: it runs no autoscaler. One whose autoscaler publishes its node groups (autoscaler v2,
+    as on KubeRay) has at most theirs, which Ray Data and Ray Train read the same way. Any
+    other (an autoscaler v1, or none: nodes started by hand) may or may not add nodes. This is
+    Ray's private state, as those libraries read it: a Ray where it moved gives None."""
+    try:
+        from ray._private import state, worker
+
+        node = worker._global_node  # None for a Ray Client driver (ray://...)
+        if node is not None and node.ray_init_cluster:
+            return float(ray.cluster_resources().get("CPU", 0.0))
+        most = state.state.get_max_resources_from_cluster_config()
+    except Exception:  # (an attribute or call of another Ray version: it cannot be told)
+        return None
+    return None if most is None else float(most.get("CPU", 0))
+
+
 def _check_room_for_reads(dataset: ray.data.Dataset, actor_cpus: float) -> None:
     """Refuses a dataset still to be read or transformed when the scoring actors would take
-    every CPU of the cluster: its tasks would wait for a CPU forever (Ray Data only warns)."""
+    every CPU the cluster can ever have: its tasks would wait for a CPU forever (Ray Data only
+    warns). Where they take every CPU it has now but it may add nodes (`_most_cpus` cannot
+    tell), it warns instead: an autoscaler adds a node for the waiting tasks, and refusing
+    would turn down work that runs (every lazy dataset, on a cluster whose worker nodes scale
+    from zero)."""
     from ray.data.dataset import MaterializedDataset
 
-    cpus = ray.cluster_resources().get("CPU", 0.0)
-    if not isinstance(dataset, MaterializedDataset) and actor_cpus >= cpus:
+    if isinstance(dataset, MaterializedDataset):
+        return
+    advice = "materialize it first (dataset.materialize()) or use fewer actors"
+    most = _most_cpus()
+    if most is not None and actor_cpus >= most:
         raise InvalidArgumentError(
             f"the scoring actors (concurrency * num_cpus = {actor_cpus:g}) would take all "
-            f"{cpus:g} CPUs of the cluster, and the dataset still has tasks to run (reading or "
-            "transforming it) that need one: it would never finish; materialize it first "
-            "(dataset.materialize()) or use fewer actors"
+            f"{most:g} CPUs the cluster can have, and the dataset still has tasks to run "
+            f"(reading or transforming it) that need one: it would never finish; {advice}"
+        )
+    cpus = ray.cluster_resources().get("CPU", 0.0)
+    if most is None and actor_cpus >= cpus:
+        warnings.warn(
+            f"the scoring actors (concurrency * num_cpus = {actor_cpus:g}) take all {cpus:g} "
+            "CPUs the cluster has now, and the dataset still has tasks to run (reading or "
+            "transforming it) that need one: the job finishes only if the cluster adds a node "
+            f"(an autoscaler does; fastppl cannot tell whether this cluster has one); {advice}",
+            FastpplWarning,
+            stacklevel=3,
         )
 
 
@@ -852,9 +890,13 @@ def score(
     hands whole blocks to actors: give the dataset at least as many blocks as actors
     (``dataset.repartition(n)``), or some actors wait. A dataset still to be read
     (``read_json`` ...) needs CPUs for its read tasks beside the actors' ``concurrency *
-    num_cpus``: where the actors would take every CPU of the cluster, the reads would wait for
-    one forever, so `score` refuses such a dataset with `InvalidArgumentError`: materialize it
-    first (``dataset.materialize()``), or leave CPUs free.
+    num_cpus``: where the actors would take every CPU the cluster can ever have (one this
+    process started with ``ray.init()``, or one whose autoscaler publishes its largest size,
+    as autoscaler v2 does), the reads would wait for one forever, so `score` refuses such a
+    dataset with `InvalidArgumentError`; where they take every CPU it has now and it may add
+    nodes (any other cluster: fastppl cannot tell whether an autoscaler runs), it warns
+    (`FastpplWarning`), and the job finishes once a node is added. Materialize it first
+    (``dataset.materialize()``), or leave CPUs free.
 
     Args:
         model_path: the binary model file.
@@ -878,7 +920,8 @@ def score(
             >= 1, ``num_cpus`` not a number >= 0, checked before Ray is used; ``columns`` not
             three distinct str, or naming the text column; a dataset without the text column,
             or with a column of those names (before Ray is used when its schema is known
-            without running it, else when the job runs).
+            without running it, else when the job runs); a dataset still to be read whose
+            actors would take every CPU the cluster can have (see above).
         InvalidTypeError: when the job runs, a row whose text is not a str (None, a number),
             named by its other columns' values (Ray Data does not tell a row's place in the
             dataset to the actor scoring it); Ray raises it wrapped in its ``RayTaskError``.

@@ -12,6 +12,7 @@ import secrets
 import stat
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -795,21 +796,54 @@ def test_score_checks_text_options_before_ray_is_used(tmp_path, option, error, m
         fray.score(tmp_path / "m.fppl", None, **option)  # type: ignore[arg-type]
 
 
-def test_score_refuses_a_lazy_dataset_when_actors_take_every_cpu(cluster, tmp_path):
-    # the read tasks of a lazy dataset need a CPU beside the actors: with both CPUs taken by
-    # actors they would wait forever (the job hung before this check)
+def _lazy_documents(tmp_path: Path) -> tuple[Path, ray.data.Dataset]:
+    """A binary model, and a dataset of two documents still to be read (`read_json`)."""
     path = tmp_path / "m.fppl"
     NGramModel.fit(Corpus.from_sentences([["a", "b"]]), order=2, smoothing="witten_bell").save(path)
     docs = tmp_path / "docs.jsonl"
     docs.write_text('{"text": "a b"}\n{"text": "b a b"}\n')
-    lazy = ray.data.read_json(str(docs))
-    with pytest.raises(fastppl.errors.InvalidArgumentError, match=r"all 2 CPUs.*materialize"):
+    return path, ray.data.read_json(str(docs))
+
+
+def test_score_refuses_a_lazy_dataset_when_actors_take_every_cpu(cluster, tmp_path):
+    # the read tasks of a lazy dataset need a CPU beside the actors: with both CPUs taken by
+    # actors they would wait forever (the job hung before this check)
+    path, lazy = _lazy_documents(tmp_path)
+    with pytest.raises(
+        fastppl.errors.InvalidArgumentError, match=r"all 2 CPUs the cluster can have.*materialize"
+    ):
         fray.score(path, lazy, tokenizer="whitespace", concurrency=2)
     # one actor leaves a CPU for the reads; a materialized dataset needs none
     rows = fray.score(path, lazy, tokenizer="whitespace", concurrency=1).take_all()
     assert sorted(r["num_tokens"] for r in rows) == [3, 4]
     rows = fray.score(path, lazy.materialize(), tokenizer="whitespace", concurrency=2).take_all()
     assert sorted(r["num_tokens"] for r in rows) == [3, 4]
+
+
+def test_score_only_warns_of_a_lazy_dataset_on_a_cluster_that_may_grow(
+    cluster, tmp_path, monkeypatch
+):
+    """The check counted the CPUs the cluster has now: on an autoscaling cluster it refused a
+    lazy dataset whose reads get a node the autoscaler adds (every one, where worker nodes
+    scale from zero). It refuses now where the cluster can never have more CPUs than the
+    actors take, and warns where it cannot tell. (Nothing runs: this cluster does not grow.)"""
+    from ray._private import state, worker
+
+    path, lazy = _lazy_documents(tmp_path)
+    # a driver that connected to a cluster it did not start (an autoscaler v1, or none)
+    monkeypatch.setattr(worker._global_node, "ray_init_cluster", False)
+    with pytest.warns(fastppl.FastpplWarning, match=r"all 2 CPUs the cluster has now.*adds a"):
+        fray.score(path, lazy, tokenizer="whitespace", concurrency=2)
+    # an autoscaler v2 whose node groups hold 8 CPUs at most: room for the reads, no warning
+    monkeypatch.setattr(state.state, "get_max_resources_from_cluster_config", lambda: {"CPU": 8})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fray.score(path, lazy, tokenizer="whitespace", concurrency=2)
+    assert not [w for w in caught if issubclass(w.category, fastppl.FastpplWarning)]
+    # ... 2 CPUs at most: never room for them
+    monkeypatch.setattr(state.state, "get_max_resources_from_cluster_config", lambda: {"CPU": 2})
+    with pytest.raises(fastppl.errors.InvalidArgumentError, match="all 2 CPUs the cluster can"):
+        fray.score(path, lazy, tokenizer="whitespace", concurrency=2)
 
 
 def test_doctests(cluster):
