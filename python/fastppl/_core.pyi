@@ -34,6 +34,7 @@ __all__ = [
     "logits_target_logprobs",
     "nltk_word_tokenize",
     "train_arpa",
+    "unread_compression",
 ]
 
 #: Called every ~20 ms during a long call: ``progress(stage, done, total)`` (total 0: unknown).
@@ -119,6 +120,7 @@ def count_ngrams(
     corpus: Corpus, order: int, bos_eos: bool = True, progress: _ProgressCallback | None = None
 ) -> list[int]: ...
 def check_output(path: str | os.PathLike[str], arpa: bool) -> None: ...
+def unread_compression(head: bytes) -> tuple[str, str] | None: ...
 def train_arpa(
     corpus: Corpus,
     path: str | os.PathLike[str],

@@ -372,9 +372,11 @@ class Corpus:
 
         Options as in :meth:`from_text`; ``encoding`` and ``errors`` as in :func:`open`. Invalid
         UTF-8 under ``errors="strict"`` raises :class:`fastppl.errors.CorpusDecodeError` naming
-        the file, line and byte offset. Line endings ``"\\r\\n"`` and ``"\\r"`` become ``"\\n"``,
-        except with ``tokenizer="kenlm"`` (KenLM ends lines at ``"\\n"`` only; ``"\\r"`` is a
-        space).
+        the file, line and byte offset; so does a file compressed in a format fastppl does not
+        read (zstd, lz4, zip, 7-Zip, lzip, compress: told by its first bytes, whatever its name
+        and ``errors``), naming the compression. Line endings ``"\\r\\n"`` and ``"\\r"``
+        become ``"\\n"``, except with ``tokenizer="kenlm"`` (KenLM ends lines at ``"\\n"`` only;
+        ``"\\r"`` is a space).
 
         >>> import fastppl
         >>> c = Corpus.from_file(fastppl.datasets.machado(), tokenizer="whitespace",

@@ -97,7 +97,10 @@ class CorpusDecodeError(FastpplError, ValueError):
     """A corpus file is not valid text in the requested encoding.
 
     Raised when reading with ``errors="strict"`` (the default) meets bytes that do not decode.
-    Pass ``errors="replace"`` or ``errors="ignore"`` to read such a file anyway.
+    Pass ``errors="replace"`` or ``errors="ignore"`` to read such a file anyway. Also raised,
+    whatever ``errors``, for a file that cannot be decompressed: a corrupt ``.gz``, ``.xz`` or
+    ``.bz2`` file, or one compressed in a format fastppl does not read (zstd, lz4, zip, 7-Zip,
+    lzip, compress), told by its first bytes; then ``byte_offset`` and ``line`` are None.
 
     Attributes:
         path: The file, as a string (``None`` if unknown).

@@ -41,7 +41,7 @@ from fastppl.errors import (
     InvalidTypeError,
 )
 from fastppl.model import ARPA_SMOOTHINGS, NGramModel, fit_arguments, is_binary_name
-from fastppl.text import decoder_for, is_url, url_filesystem
+from fastppl.text import decoder_for, is_url, refuse_unread_compression, url_filesystem
 from fastppl.tokenize import punkt_model
 from fastppl.training import parse_budget
 
@@ -325,8 +325,10 @@ def _check_not_an_input(output: str, paths: Sequence[str]) -> None:
 def _check_inputs(paths: Sequence[str]) -> None:
     """Refuses, before a task starts, a local input (a path, or a ``file://`` URL) that is
     missing (`CorpusFileNotFoundError`, as `Corpus.from_file` raises), a directory or not a
-    regular file (`InvalidArgumentError`), or that cannot be opened (the `OSError` of opening
-    it, such as `PermissionError`): each task would fail on it once the job had started (a
+    regular file (`InvalidArgumentError`), that cannot be opened (the `OSError` of opening
+    it, such as `PermissionError`), or that is compressed in a format fastppl does not read
+    (`CorpusDecodeError`, `refuse_unread_compression`): each task would fail on it once the job
+    had started (a
     directory with a bare IsADirectoryError), and a FIFO or device would block, or give
     another text to each of the two passes that read every file. The driver sees the files as
     the workers do (a shared mount at the same path, as it sees the job directory and the
@@ -339,8 +341,8 @@ def _check_inputs(paths: Sequence[str]) -> None:
         try:
             mode = os.stat(local).st_mode
             if stat.S_ISREG(mode):
-                with open(local, "rb"):  # (only a regular file: opening a FIFO would block)
-                    pass
+                with open(local, "rb") as raw:  # (only a regular file: opening a FIFO would block)
+                    refuse_unread_compression(path, raw)
         except FileNotFoundError:
             raise CorpusFileNotFoundError(
                 f"corpus file not found: inputs[{i}] = {path!r}", path
@@ -418,7 +420,8 @@ def train(
     so a failed job leaves no file.
 
     Args:
-        inputs: the text files, readable by every worker (``.gz``, ``.xz``, ``.bz2`` too):
+        inputs: the text files, readable by every worker (``.gz``, ``.xz``, ``.bz2`` too; a
+            file compressed otherwise, zstd, lz4..., is refused):
             paths on a shared mount, or URLs on any filesystem fsspec knows
             (``s3://bucket/shards/a.txt.xz``; see `fastppl.text.is_url`). Local ones (paths,
             ``file://`` URLs) are named absolutely by the driver, a relative one from its
@@ -472,7 +475,8 @@ def train(
         CorpusFileNotFoundError: an input does not exist (a local one before a task starts).
         OSError: a local input cannot be opened (``PermissionError`` ...), or the output's
             directory cannot be written, both checked before a task starts.
-        CorpusDecodeError: an input is not text in ``encoding``.
+        CorpusDecodeError: an input is not text in ``encoding``, or is compressed in a format
+            fastppl does not read (zstd, lz4...; a local one before a task starts).
         DistributedTaskError: a task failed for good for another reason.
 
     >>> import pathlib, tempfile, ray

@@ -2,8 +2,9 @@
 
 Pure functions, no state. The pipeline is
 
-1. :func:`read_text`: read a file (``.gz``, ``.xz``, ``.bz2`` decompressed by extension), decode
-   it, normalize line endings to ``"\\n"``, then :func:`clean_text`;
+1. :func:`read_text`: read a file (``.gz``, ``.xz``, ``.bz2`` decompressed by extension; one
+   in another compression, zstd, lz4..., refused by its first bytes), decode it, normalize
+   line endings to ``"\\n"``, then :func:`clean_text`;
 2. :func:`clean_text`: drop the lines that start with given prefixes, optionally lowercase;
 3. :func:`tokenize_text`: split into sentences of tokens.
 
@@ -142,15 +143,54 @@ def _choice(name: str, value: object, choices: tuple[str, ...]) -> None:
 #: Bytes read (decompressed) at a time by `iter_text`.
 CHUNK_BYTES = 1 << 23
 
+#: Bytes at the start of a file that tell its compression (more than any magic number).
+_HEAD_BYTES = 16
+
+
+def _head(raw: BinaryIO) -> bytes:
+    """The first bytes of the file `raw` (opened, nothing read yet), left to be read: peeked
+    (a local file, standard input), else read and sought back (fsspec's files); none from a
+    stream that allows neither."""
+    peek = getattr(raw, "peek", None)
+    if peek is not None:
+        return peek(_HEAD_BYTES)[:_HEAD_BYTES]
+    if not raw.seekable():
+        return b""
+    head = raw.read(_HEAD_BYTES)
+    raw.seek(0)
+    return head
+
+
+def refuse_unread_compression(path: str | PathLike[str], raw: BinaryIO) -> None:
+    """Refuses the text file `path`, opened as `raw` (nothing read yet), when its first bytes
+    are those of a compression fastppl does not read (zstd, lz4, zip, 7-Zip, lzip, compress:
+    the core's `_core.unread_compression`, which refuses such a model file too), whatever its
+    name: its bytes would be decoded as text, a decode error at best.
+
+    Raises:
+        CorpusDecodeError: naming the file, the compression, those read and the command that
+            decompresses it.
+    """
+    found = _core.unread_compression(_head(raw))
+    if found is not None:
+        name, command = found
+        raise CorpusDecodeError(
+            f"{fspath(path)!r} is compressed with {name}, which fastppl does not read (it reads "
+            f"plain text, and gzip, xz and bzip2 files named .gz, .xz or .bz2): decompress it "
+            f"first ({command})",
+            fspath(path),
+        )
+
 
 def _read_chunks(path: str | PathLike[str], size: int) -> Iterator[bytes]:
     """The (decompressed) bytes of `path` (a local path or a URL, see `is_url`), `size` at a
-    time."""
+    time; a file in a compression that is not read is refused (`refuse_unread_compression`)."""
     suffix = PurePosixPath(fspath(path)).suffix
     opener = _OPENERS.get(suffix.lower())
     try:
         raw = _open_url(path) if is_url(path) else open(path, "rb")  # noqa: SIM115 (closed below)
         with raw, raw if opener is None else opener(raw, "rb") as f:
+            refuse_unread_compression(path, raw)
             while chunk := f.read(size):
                 yield chunk
             if opener is not None and raw.tell() == 0:
@@ -281,7 +321,9 @@ def read_text(
         CorpusFileNotFoundError: The file does not exist.
         CorpusDecodeError: ``errors="strict"`` and the bytes do not decode; the message names the
             file, the byte offset (0-based, in the decompressed bytes) and the line (1-based). Also
-            raised for a corrupt compressed file (then without offset).
+            raised for a corrupt compressed file, and for one compressed in a format fastppl does
+            not read (zstd, lz4, zip, 7-Zip, lzip, compress: by its first bytes, whatever its
+            name; see `refuse_unread_compression`), then without offset.
         InvalidArgumentError: Unknown ``encoding`` or ``errors``, or bad ``skip_line_prefixes``
             (refused as :func:`clean_text` refuses them).
 

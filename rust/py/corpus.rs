@@ -337,3 +337,11 @@ impl PyCorpus {
         })
     }
 }
+
+/// The compression fastppl does not read of a file that starts with `head`: its name and the
+/// command that decompresses it (`util::compressed::unread_compression`), or None. For
+/// `fastppl.text` to refuse such a text file, as the core refuses such a model file.
+#[pyfunction]
+pub fn unread_compression(head: &[u8]) -> Option<(&'static str, &'static str)> {
+    crate::util::compressed::unread_compression(head)
+}

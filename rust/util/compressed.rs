@@ -40,11 +40,12 @@ const UNWRITTEN_EXTENSIONS: &[&str] = &[
 ];
 
 /// Compressions fastppl does not read, by the magic number their files start with: the name and
-/// the command that decompresses one.
+/// the command that decompresses one. (lzip's includes its version byte, 1: a text may start
+/// with the word "LZIP".)
 const UNREAD_MAGIC: &[(&[u8], &str, &str)] = &[
     (&[0x28, 0xb5, 0x2f, 0xfd], "zstd", "zstd -d"),
     (&[0x04, 0x22, 0x4d, 0x18], "lz4", "lz4 -d"),
-    (b"LZIP", "lzip", "lzip -d"),
+    (b"LZIP\x01", "lzip", "lzip -d"),
     (&[0x1f, 0x9d], "compress (.Z)", "uncompress"),
     (&[b'7', b'z', 0xbc, 0xaf, 0x27, 0x1c], "7-Zip", "7z x"),
     (b"PK\x03\x04", "zip", "unzip"),
@@ -90,16 +91,24 @@ impl Codec {
     }
 }
 
-/// Refuses a file (`head`: its first bytes) in a compression fastppl does not read (see
-/// `UNREAD_MAGIC`), rather than reading its bytes as text, with [`Error::BinaryFormat`] naming
-/// the compression and the ones read.
-fn refuse_unread(path: &Path, head: &[u8]) -> Result<()> {
-    match UNREAD_MAGIC
+/// The compression fastppl does not read (see `UNREAD_MAGIC`) of a file whose first bytes are
+/// `head`, as its name and the command that decompresses it; `None` for any other file. Model
+/// files are refused so here (`open_read`), and so are text files, read in Python
+/// (`fastppl.text`).
+pub fn unread_compression(head: &[u8]) -> Option<(&'static str, &'static str)> {
+    UNREAD_MAGIC
         .iter()
         .find(|(magic, ..)| head.starts_with(magic))
-    {
+        .map(|&(_, name, command)| (name, command))
+}
+
+/// Refuses a file (`head`: its first bytes) in a compression fastppl does not read
+/// ([`unread_compression`]), rather than reading its bytes as text, with [`Error::BinaryFormat`]
+/// naming the compression and the ones read.
+fn refuse_unread(path: &Path, head: &[u8]) -> Result<()> {
+    match unread_compression(head) {
         None => Ok(()),
-        Some((_, name, command)) => Err(Error::BinaryFormat {
+        Some((name, command)) => Err(Error::BinaryFormat {
             path: path.display().to_string(),
             message: format!(
                 "compressed with {name}, which fastppl does not read (it reads gzip, xz and \
@@ -361,6 +370,7 @@ mod tests {
             (&[0x28, 0xb5, 0x2f, 0xfd, 0x24, 0x05][..], "zstd"),
             (&[0x04, 0x22, 0x4d, 0x18, 0x64, 0x40][..], "lz4"),
             (&b"PK\x03\x04\x14\x00"[..], "zip"),
+            (&b"LZIP\x01\x0c\x00"[..], "lzip"),
         ] {
             let path = dir.join(format!("m.arpa.{name}"));
             std::fs::write(&path, head).unwrap();
@@ -369,7 +379,12 @@ mod tests {
             assert!(matches!(err, Error::BinaryFormat { .. }), "{text}");
             assert!(text.contains(&format!("compressed with {name}")), "{text}");
             assert!(text.contains("gzip, xz and bzip2"), "{text}");
+            assert_eq!(unread_compression(head).map(|(n, _)| n), Some(name));
         }
+        // a text that starts with the word is no lzip file
+        let path = dir.join("lzip.txt");
+        std::fs::write(&path, "LZIP is a compressor\n").unwrap();
+        assert_eq!(read_to_end(&path).unwrap(), b"LZIP is a compressor\n");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -290,6 +290,50 @@ def test_a_model_compressed_with_zstd_is_named_so(text: Path, tmp_path: Path, ca
     assert "(zstd -d)" in err and err.count("\n") == 1
 
 
+#: "x\n" compressed by the zstd command line (one frame).
+ZSTD_X = bytes.fromhex("28b52ffd0458110000780aaefde922")
+
+#: What every command says of a text compressed with zstd, after its name.
+ZSTD_TEXT = (
+    " is compressed with zstd, which fastppl does not read (it reads plain text, and gzip, xz "
+    "and bzip2 files named .gz, .xz or .bz2): decompress it first (zstd -d)\n"
+)
+
+
+@pytest.mark.parametrize("command", ["train", "eval", "score", "score --documents"])
+def test_a_text_compressed_with_zstd_is_named_so(command: str, tmp_path: Path, capsys):
+    """It was decoded as text: "'docs.jsonl.zst' is not valid utf-8: invalid start byte at
+    byte offset 1 (line 1); give its encoding with --encoding"."""
+    source = tmp_path / "docs.jsonl.zst"
+    source.write_bytes(ZSTD_X)
+    model = tmp_path / "m.arpa"
+    corpus = Corpus.from_text(TEXT, tokenizer="whitespace", sentences="lines")
+    NGramModel.fit(corpus, order=2, smoothing="witten_bell").to_arpa(model)
+    name, *options = command.split()
+    inputs = (
+        [str(source), str(tmp_path / "out.arpa")] if name == "train" else [str(model), str(source)]
+    )
+    assert main([name, "-q", *options, *inputs]) == 1
+    assert capsys.readouterr().err == f"fastppl: error: {str(source)!r}" + ZSTD_TEXT
+    assert not (tmp_path / "out.arpa").exists()
+
+
+def test_standard_input_compressed_with_zstd_is_named_so(tmp_path: Path):
+    """Standard input (a pipe) is peeked as a file is."""
+    model = tmp_path / "m.arpa"
+    corpus = Corpus.from_text(TEXT, tokenizer="whitespace", sentences="lines")
+    NGramModel.fit(corpus, order=2, smoothing="witten_bell").to_arpa(model)
+    done = subprocess.run(
+        [sys.executable, "-m", "fastppl", "eval", "-q", str(model)],
+        input=ZSTD_X,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert done.stderr.decode() == "fastppl: error: '/dev/stdin'" + ZSTD_TEXT
+
+
 #: What the commands say of a text of no sentence, after its name.
 NO_SENTENCE = "holds no sentence (empty, or every line blank or skipped)"
 

@@ -444,6 +444,72 @@ def test_empty_compressed_file_is_refused_and_an_empty_stream_is_read(tmp_path, 
     assert len(Corpus.from_file(stream, tokenizer="whitespace")) == 0
 
 
+#: Files in the compressions fastppl does not read, by the name its error gives them: "x\n"
+#: compressed by the zstd and lz4 command lines, the first bytes of the others.
+UNREAD_COMPRESSIONS = {
+    "zstd": bytes.fromhex("28b52ffd0458110000780aaefde922"),
+    "lz4": bytes.fromhex("04224d186440a702000080780a0000000096935f9e"),
+    "zip": b"PK\x03\x04\x14\x00\x00\x00\x08\x00",
+    "7-Zip": b"7z\xbc\xaf\x27\x1c\x00\x04",
+    "lzip": b"LZIP\x01\x0c\x00\x3c\x1b",
+    "compress (.Z)": b"\x1f\x9d\x90x\n",
+}
+
+
+@pytest.mark.parametrize("compression", sorted(UNREAD_COMPRESSIONS))
+@pytest.mark.parametrize("name", ["corpus.txt", "corpus.jsonl.zst", "corpus.txt.gz"])
+def test_a_text_in_a_compression_fastppl_does_not_read_is_named(tmp_path, compression, name):
+    """Such a file was decoded as text ("... is not valid utf-8: invalid start byte at byte
+    offset 1"; with errors="replace" read as garbage), or, named .gz, "cannot decompress ... as
+    .gz (Not a gzipped file ...)". It is refused by its first bytes, whatever its name and
+    errors=, by every reader, naming the compression."""
+    path = tmp_path / name
+    path.write_bytes(UNREAD_COMPRESSIONS[compression])
+    reads = [
+        lambda: read_text(path),
+        lambda: read_text(path, errors="replace"),
+        lambda: "".join(fptext.iter_text(path, chunk_bytes=1)),
+        lambda: fptext.read_bytes(path),
+        lambda: Corpus.from_file(path, tokenizer="whitespace", sentences="lines"),
+        lambda: Corpus.from_files([path], tokenizer="kenlm", errors="ignore"),
+        lambda: Corpus.from_file(path, tokenizer="nltk"),
+        lambda: Corpus.from_sentences([["a"]]).limit_vocab(vocab_file=path),
+    ]
+    for read in reads:
+        with pytest.raises(CorpusDecodeError) as info:
+            read()
+        message = str(info.value)
+        assert message.startswith(
+            f"{str(path)!r} is compressed with {compression}, which fastppl does not read (it "
+            "reads plain text, and gzip, xz and bzip2 files named .gz, .xz or .bz2): decompress "
+            "it first ("
+        ), message
+        assert info.value.path == str(path) and info.value.byte_offset is None
+    assert "(zstd -d)" in str(info.value) or compression != "zstd"
+
+
+def test_a_text_starting_with_the_word_lzip_is_text(tmp_path):
+    """lzip's magic number is "LZIP" and its version: a text starting with the word is text."""
+    path = tmp_path / "lzip.txt"
+    path.write_text("LZIP is a compressor\n")
+    assert read_text(path) == "LZIP is a compressor\n"
+
+
+def test_a_url_in_a_compression_fastppl_does_not_read_is_named():
+    """fsspec's files are not peeked but read and sought back: the check reads the same."""
+    fsspec = pytest.importorskip("fsspec")
+    fs = fsspec.filesystem("memory")
+    fs.pipe("/fastppl-unread/a.jsonl.zst", UNREAD_COMPRESSIONS["zstd"])
+    fs.pipe("/fastppl-unread/b.txt.gz", gzip.compress(b"b c\n"))
+    url = "memory://fastppl-unread/a.jsonl.zst"
+    with pytest.raises(
+        CorpusDecodeError, match=rf"^{re.escape(repr(url))} is compressed with zstd"
+    ):
+        read_text(url)
+    assert read_text("memory://fastppl-unread/b.txt.gz") == "b c\n"  # (sought back)
+    fs.rm("/fastppl-unread", recursive=True)
+
+
 def test_read_text_is_deterministic_on_paths(tmp_path):
     p = tmp_path / "x.txt"
     p.write_text("a b\n", encoding="utf-8")

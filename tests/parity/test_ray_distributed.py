@@ -22,6 +22,7 @@ import pytest
 import fastppl
 from fastppl import Corpus, NGramModel
 from fastppl.errors import (
+    CorpusDecodeError,
     CorpusFileNotFoundError,
     InvalidArgumentError,
     InvalidTypeError,
@@ -526,11 +527,14 @@ def test_inputs_that_cannot_be_read_are_refused_before_any_task(tmp_path, no_tas
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
     missing = tmp_path / "missing.txt"
+    zstd = tmp_path / "a.jsonl.zst"
+    zstd.write_bytes(bytes.fromhex("28b52ffd0458110000780aaefde922"))  # zstd's frame of "x\n"
     cases = [
         ([a, missing], CorpusFileNotFoundError, r"not found: inputs\[1\] = '.*missing\.txt'$"),
         ([f"file://{missing}"], CorpusFileNotFoundError, r"inputs\[0\] = 'file://.*missing"),
         ([a, fifo], InvalidArgumentError, r"inputs\[1\] = '.*fifo' is not a regular file"),
         ([a / "b.txt"], NotADirectoryError, r"inputs\[0\] cannot be read \(Not a directory\)"),
+        ([a, zstd], CorpusDecodeError, r"^'.*a\.jsonl\.zst' is compressed with zstd, which"),
     ]
     if os.geteuid() != 0:  # (root reads any file)
         unreadable = tmp_path / "unreadable.txt"
