@@ -904,7 +904,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--format",
         choices=("arpa", "binary"),
         help="output format (default: binary for .fppl/.fastppl, else ARPA); binary is "
-        "NGramModel.save's memory-mapped format, which eval and score load fastest",
+        "NGramModel.save's memory-mapped format, which eval and score load fastest, never "
+        "compressed (a .gz/.xz/.bz2/.zst... name is refused)",
     )
     train.add_argument(
         "-o", "--order", type=int, default=3, help="n-gram order (default 3), as lmplz -o"

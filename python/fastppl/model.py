@@ -79,7 +79,8 @@ class TokenScores(NamedTuple):
 ARPA_SMOOTHINGS: tuple[str, ...] = tuple(_core.ARPA_SMOOTHINGS)
 
 #: File name endings that mean fastppl's binary format (:meth:`NGramModel.save`) where a model
-#: is written by name (``fastppl train``, :func:`fastppl.ray.train`); others mean ARPA.
+#: is written by name (``fastppl train``, :func:`fastppl.ray.train`); others mean ARPA. (A
+#: binary model is never compressed: its writers refuse a ``.gz``, ``.zst``... name.)
 BINARY_SUFFIXES = (".fppl", ".fastppl")
 
 
@@ -372,7 +373,10 @@ class NGramModel:
         model whose scores are bit for bit the same. It is versioned, checksummed (xxh3) and laid
         out so that :meth:`load` can memory-map it; it is never pickle. The file is written
         under a temporary name and renamed into place, so a model loaded from ``path`` keeps
-        working while another is saved over it.
+        working while another is saved over it. The file is never compressed (it is mapped
+        where it lies): a name ending in a compression's extension (``.gz``, ``.xz``,
+        ``.bz2``, ``.zst``...) is refused rather than given uncompressed bytes; name it
+        ``.fppl``, or compress the model as ARPA (:meth:`to_arpa`).
 
         Args:
             path: the file to create (replaced if it exists).
@@ -380,6 +384,8 @@ class NGramModel:
                 total)``; see :mod:`fastppl.progress`. Ctrl-C interrupts the call either way.
 
         Raises:
+            InvalidArgumentError: ``path`` ends in a compression's extension (checked before
+                anything is written).
             OSError: the file cannot be written.
 
         >>> import os, tempfile

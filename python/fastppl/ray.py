@@ -431,7 +431,8 @@ def train(
         output: the model file: ARPA (``.gz``, ``.xz``, ``.bz2`` compress it; the name of another
             compression, ``.zst``, ``.lz4``..., is refused), or fastppl's
             binary format (:meth:`NGramModel.load`) for ``.fppl``/``.fastppl`` or
-            ``format="binary"``.
+            ``format="binary"`` (never compressed: a name ending in ``.gz``, ``.zst``... is
+            refused, as :meth:`NGramModel.save` refuses it).
         order: n-gram order, 2 to ``fastppl.MAX_ORDER``.
         smoothing: ``"modified_kneser_ney"`` (``discount_fallback``), ``"kneser_ney"``,
             ``"absolute_discounting"`` (``discount``), ``"witten_bell"``, or
@@ -466,7 +467,8 @@ def train(
         InvalidArgumentError: bad order, estimator, parameter, memory, inputs, text option
             (tokenizer, sentences, encoding, errors, line prefixes) or work_dir, or an output
             that is a directory, a device, FIFO or socket, or in a directory that does not
-            exist, or in a compression fastppl does not write, or that is one of the inputs,
+            exist, or in a compression fastppl does not write (any compression, for the
+            binary format), or that is one of the inputs,
             or a local input that is a directory or not a regular file (a device, FIFO or
             socket); all checked before a task starts.
         InvalidTypeError: ``inputs`` is a single path, not a list of them; ``lowercase`` is

@@ -139,14 +139,14 @@ pub fn count_ngrams(
 }
 
 /// Gives the error that writing a model to `path` would give (see `Output::check`; with `arpa`
-/// false, fastppl's binary format, which is not compressed: see `AtomicFile::check`), and writes
-/// nothing: for a caller to check its output before reading and counting a corpus.
+/// false, fastppl's binary format, which is not compressed: see `formats::binary::check`), and
+/// writes nothing: for a caller to check its output before reading and counting a corpus.
 #[pyfunction]
 pub fn check_output(path: std::path::PathBuf, arpa: bool) -> PyResult<()> {
     let checked = if arpa {
         crate::util::compressed::Output::check(&path)
     } else {
-        crate::util::atomic::AtomicFile::check(&path)
+        crate::formats::binary::check(&path)
     };
     checked.map_err(to_pyerr)
 }
@@ -302,6 +302,8 @@ impl PyModel {
         progress: Option<Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         job::run(py, progress.as_ref(), |job| {
+            // the output's error before a KenLM trie is converted
+            crate::formats::binary::check(&path)?;
             let model = self.ngrams("save in fastppl's format", job)?;
             crate::formats::binary::save(&model, &path, job)
         })

@@ -91,6 +91,12 @@ impl Codec {
     }
 }
 
+/// Whether `path`'s extension (case-insensitive) is that of a compression, one fastppl writes
+/// (`.gz`, `.xz`, `.bz2`) or not (`.zst`, `.lz4`, `.7z`...: see `UNWRITTEN_EXTENSIONS`).
+pub fn names_compression(path: &Path) -> bool {
+    !matches!(Codec::from_extension(path), Ok(Codec::Plain))
+}
+
 /// The compression fastppl does not read (see `UNREAD_MAGIC`) of a file whose first bytes are
 /// `head`, as its name and the command that decompresses it; `None` for any other file. Model
 /// files are refused so here (`open_read`), and so are text files, read in Python

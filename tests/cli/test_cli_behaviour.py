@@ -262,6 +262,8 @@ def test_output_that_is_a_folder_is_named_as_python_names_it(
         ("m.arpa.zst", [], "{}: fastppl cannot write .zst compression"),
         ("m.lz4", ["-S", "64M"], "{}: fastppl cannot write .lz4 compression"),
         ("m.fppl", ["-S", "64M"], "--memory writes ARPA (the model is never whole in memory)"),
+        ("m.gz", ["--format", "binary"], "{}: fastppl's binary models are not compressed"),
+        ("m.fppl.zst", ["--format", "binary"], "{}: fastppl's binary models are not compressed"),
     ],
 )
 def test_train_checks_its_output_before_reading_the_corpus(

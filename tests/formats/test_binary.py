@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fastppl import Corpus, FastpplError, NGramModel
-from fastppl.errors import ModelFileNotFoundError, ModelFormatError
+from fastppl.errors import InvalidArgumentError, ModelFileNotFoundError, ModelFormatError
 
 MAGIC = b"\x89FPPL\r\n\x1a"
 HEADER = 80  # fixed part of the header
@@ -146,6 +146,22 @@ def test_saving_over_a_loaded_model_keeps_it_working(tmp_path: Path) -> None:
     other.save(path)  # replaces the file; the mapped one stays intact
     assert loaded.logprobs(["a", "b", "c"]).tolist() == expected
     assert NGramModel.load(path).order == 2
+
+
+@pytest.mark.parametrize("name", ["m.gz", "m.fppl.xz", "m.BZ2", "m.fppl.zst", "m.lz4", "m.7z"])
+def test_a_compressed_name_is_refused(tmp_path: Path, name: str) -> None:
+    """save wrote the uncompressed (memory-mappable) format under a name that says the file is
+    compressed; now it refuses the name, before anything is written."""
+    model = NGramModel.fit(Corpus.from_sentences(TOY), order=2, smoothing="mle")
+    path = tmp_path / name
+    with pytest.raises(InvalidArgumentError) as info:
+        model.save(path)
+    assert str(info.value) == (
+        f"{path}: fastppl's binary models are not compressed (they are memory-mapped when "
+        "loaded): name it .fppl, or write the model as ARPA, which .gz, .xz and .bz2 compress"
+    )
+    assert list(tmp_path.iterdir()) == []
+    model.save(tmp_path / "m.gz.fppl")  # (a compression's name inside the name is no matter)
 
 
 # ---- bad files ---------------------------------------------------------------------------

@@ -449,6 +449,10 @@ def test_an_output_in_a_compression_not_written_is_refused_before_ray_is_used(tm
     text.write_text("a b\n")
     with pytest.raises(InvalidArgumentError, match=r"m\.arpa\.zst: fastppl cannot write \.zst"):
         fray.train([text], tmp_path / "m.arpa.zst", order=2, **TEXT)
+    # a binary model is never compressed: it was written uncompressed under a compressed name
+    for name in ("m.gz", "m.fppl.zst"):
+        with pytest.raises(InvalidArgumentError, match=r"binary models are not compressed"):
+            fray.train([text], tmp_path / name, order=2, format="binary", **TEXT)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt"]
 
 

@@ -39,7 +39,7 @@ mod verify;
 pub use canonical::{canonical, SortedOrder};
 pub use layout::{ALIGN, MAGIC, VERSION};
 pub use load::load;
-pub use save::save;
+pub use save::{check, save};
 
 #[cfg(test)]
 mod tests {
@@ -166,6 +166,43 @@ mod tests {
                 std::fs::read(&path).unwrap(),
                 std::fs::read(&again).unwrap()
             );
+        }
+    }
+
+    #[test]
+    fn a_compressed_name_is_refused_before_anything_is_written() {
+        let d = dir("compressed-name");
+        let m = fitted(2, Smoothing::Mle, true);
+        for name in [
+            "m.gz",
+            "m.fppl.xz",
+            "m.BZ2",
+            "m.fppl.zst",
+            "m.lz4",
+            "m.7z",
+            "m.Z",
+        ] {
+            let path = d.join(name);
+            for err in [
+                check(&path).expect_err(name),
+                save(&m, &path, &Job::none()).expect_err(name),
+            ] {
+                let text = err.to_string();
+                assert!(matches!(err, Error::InvalidArgument(_)), "{name}: {text}");
+                assert!(
+                    text.starts_with(&format!(
+                        "{}: fastppl's binary models are not compressed",
+                        path.display()
+                    )),
+                    "{text}"
+                );
+                assert!(text.contains("name it .fppl"), "{text}");
+            }
+        }
+        // nothing was written, not even a temporary file
+        assert_eq!(std::fs::read_dir(&*d).unwrap().count(), 0);
+        for name in ["m.fppl", "m.bin", "m", "m.gz.fppl"] {
+            check(&d.join(name)).expect(name);
         }
     }
 

@@ -13,6 +13,7 @@ use super::layout::{
 use crate::error::{Error, Result};
 use crate::model::{Fallback, Model};
 use crate::util::atomic::AtomicFile;
+use crate::util::compressed::names_compression;
 use crate::util::job::Job;
 
 /// One section to write.
@@ -24,10 +25,35 @@ struct SectionBytes<'a> {
     extra: u64,
 }
 
+/// Refuses, with [`Error::InvalidArgument`] naming it, a `path` whose name says the file is
+/// compressed (`.gz`, `.xz`, `.bz2`, `.zst`...: [`names_compression`]): a binary model is never
+/// compressed (it is memory-mapped where it lies), so the file would be a plain one under a
+/// compressed name.
+fn check_name(path: &Path) -> Result<()> {
+    if !names_compression(path) {
+        return Ok(());
+    }
+    Err(Error::invalid(format!(
+        "{}: fastppl's binary models are not compressed (they are memory-mapped when loaded): \
+         name it .fppl, or write the model as ARPA, which .gz, .xz and .bz2 compress",
+        path.display()
+    )))
+}
+
+/// Gives the error [`save`] would give for `path` before it writes (a compressed name, and those
+/// of [`AtomicFile::check`]: a directory, a device, a missing or read-only folder), and writes
+/// nothing: for a long computation whose model goes to `path`, to fail before it starts.
+pub fn check(path: &Path) -> Result<()> {
+    check_name(path)?;
+    AtomicFile::check(path)
+}
+
 /// Writes `model` to `path` in the binary format (through a temporary file renamed over `path`,
 /// so a reader never sees a half-written file and a model mapped from `path` keeps its bytes);
-/// reports bytes written to `job`, and leaves no file when it is cancelled.
+/// reports bytes written to `job`, and leaves no file when it is cancelled. A name that says
+/// the file is compressed is refused (`check_name`).
 pub fn save(model: &Model, path: &Path, job: &Job) -> Result<()> {
+    check_name(path)?;
     if cfg!(target_endian = "big") {
         return Err(Error::invalid(
             "fastppl binary model files are little-endian; this host is big-endian",
