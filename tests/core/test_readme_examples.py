@@ -36,6 +36,7 @@ import pytest
 import fastppl
 from fastppl.cli import _join_prune_values, build_parser
 from helpers.arpa_text import read_arpa
+from helpers.hf_tokenizers import train_tokenizer
 from helpers.shared_data import REPO_ROOT, fixture_path
 
 README = REPO_ROOT / "README.md"
@@ -226,34 +227,16 @@ def setup_hf(ns: Namespace, tmp_path: Path) -> None:
     """Tiny random models built from configs (nothing downloaded): ``model`` a GPT-2 with a
     1024-token context (the example's ``stride=512`` needs more than 512), ``mlm`` a BERT, each
     with a WordPiece tokenizer trained here on ``texts``."""
-    import tokenizers
     import torch
     import transformers
-    from tokenizers import models, pre_tokenizers, processors, trainers
-
-    def tokenizer(bert: bool) -> Any:
-        tok = tokenizers.Tokenizer(models.WordPiece(unk_token="[UNK]"))
-        tok.pre_tokenizer = pre_tokenizers.Whitespace()
-        specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "[BOS]"]
-        tok.train_from_iterator(
-            HF_TEXTS, trainers.WordPieceTrainer(vocab_size=100, special_tokens=specials)
-        )
-        if bert:
-            tok.post_processor = processors.TemplateProcessing(
-                single="[CLS] $A [SEP]", special_tokens=[("[CLS]", 2), ("[SEP]", 3)]
-            )
-        return transformers.PreTrainedTokenizerFast(
-            tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]",
-            sep_token="[SEP]", mask_token="[MASK]", bos_token="[BOS]",
-        )  # fmt: skip
 
     torch.manual_seed(0)
-    causal = tokenizer(bert=False)
+    causal = train_tokenizer(HF_TEXTS, post_processor=False)
     gpt2 = transformers.GPT2Config(
         n_layer=1, n_head=2, n_embd=16, vocab_size=len(causal), n_positions=1024,
         bos_token_id=causal.bos_token_id, eos_token_id=causal.sep_token_id,
     )  # fmt: skip
-    masked = tokenizer(bert=True)
+    masked = train_tokenizer(HF_TEXTS, post_processor=True)
     bert = transformers.BertConfig(
         vocab_size=len(masked), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
         intermediate_size=32, max_position_embeddings=64, pad_token_id=masked.pad_token_id,

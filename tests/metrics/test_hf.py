@@ -15,6 +15,7 @@ tokenizers = pytest.importorskip("tokenizers")
 
 from fastppl import hf  # noqa: E402
 from fastppl.errors import InvalidArgumentError  # noqa: E402
+from helpers.hf_tokenizers import train_tokenizer  # noqa: E402
 
 CONTEXT = 32
 SENTENCES = [
@@ -28,33 +29,9 @@ LONG_TEXT = " ".join(SENTENCES * 2)
 UNSEEN = "unbelievably squirrely cats barked"  # words split into several pieces
 
 
-def train_tokenizer(post_processor: bool):
-    from tokenizers import Tokenizer, models, pre_tokenizers, processors, trainers
-
-    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
-    tok.pre_tokenizer = pre_tokenizers.Whitespace()
-    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "[BOS]"]
-    tok.train_from_iterator(
-        SENTENCES, trainers.WordPieceTrainer(vocab_size=100, special_tokens=specials)
-    )
-    if post_processor:
-        tok.post_processor = processors.TemplateProcessing(
-            single="[CLS] $A [SEP]", special_tokens=[("[CLS]", 2), ("[SEP]", 3)]
-        )
-    return transformers.PreTrainedTokenizerFast(
-        tokenizer_object=tok,
-        unk_token="[UNK]",
-        pad_token="[PAD]",
-        cls_token="[CLS]",
-        sep_token="[SEP]",
-        mask_token="[MASK]",
-        bos_token="[BOS]",
-    )
-
-
 @pytest.fixture(scope="module")
 def causal():
-    tokenizer = train_tokenizer(post_processor=False)
+    tokenizer = train_tokenizer(SENTENCES, post_processor=False)
     torch.manual_seed(0)
     config = transformers.GPT2Config(
         n_layer=2, n_head=2, n_embd=32, vocab_size=len(tokenizer), n_positions=CONTEXT,
@@ -65,7 +42,7 @@ def causal():
 
 @pytest.fixture(scope="module")
 def masked():
-    tokenizer = train_tokenizer(post_processor=True)
+    tokenizer = train_tokenizer(SENTENCES, post_processor=True)
     torch.manual_seed(0)
     config = transformers.BertConfig(
         vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
