@@ -33,6 +33,7 @@ __all__ = [
     "distributed_stupid_backoff",
     "logits_target_logprobs",
     "nltk_word_tokenize",
+    "read_compression",
     "train_arpa",
     "unread_compression",
 ]
@@ -120,6 +121,7 @@ def count_ngrams(
     corpus: Corpus, order: int, bos_eos: bool = True, progress: _ProgressCallback | None = None
 ) -> list[int]: ...
 def check_output(path: str | os.PathLike[str], arpa: bool) -> None: ...
+def read_compression(head: bytes) -> str | None: ...
 def unread_compression(head: bytes) -> tuple[str, str] | None: ...
 def train_arpa(
     corpus: Corpus,

@@ -8,8 +8,9 @@
     fastppl score model.arpa docs.jsonl --documents --normalize --sp-model sp.model -o out.jsonl
     fastppl demo                                    # the bundled-corpus demo
 
-Text is read from files or standard input (``-`` or no file), plain or .gz/.xz/.bz2 (zstd,
-lz4... are refused: decompress them first), as one
+Text is read from files or standard input (``-`` or no file), plain or gzip/xz/bzip2 compressed
+(told by their first bytes, whatever their name; zstd, lz4... are refused: decompress them
+first), as one
 pre-tokenized sentence per line by default (``--tokenizer whitespace --sentences lines``, what
 lmplz and query read; Python's ``Corpus.from_file`` defaults to ``tokenizer="nltk"`` instead, and
 the command says which tokenizer it used when it applies that default). Scores are log10 unless

@@ -34,6 +34,7 @@ from fastppl.text import (
     Tokenizer,
     _check_prefixes,
     _clean_text,
+    compression,
     decoder_for,
     iter_line_bytes,
     iter_text,
@@ -100,10 +101,15 @@ def _raise_decode_error(path: str, reading: dict) -> NoReturn:
 
 
 def _plain_size(path: str) -> int:
-    """The size of an uncompressed regular file, else 0 (unknown in advance)."""
-    if path.lower().endswith((".gz", ".xz", ".bz2")) or not os.path.isfile(path):
+    """The size of an uncompressed regular file (told by its first bytes, as it is read: see
+    `fastppl.text.compression`), else 0 (unknown in advance)."""
+    if not os.path.isfile(path):
         return 0
-    return os.path.getsize(path)
+    try:
+        with open(path, "rb") as raw:
+            return 0 if compression(path, raw.peek()) else os.fstat(raw.fileno()).st_size
+    except OSError:  # unreadable: reading it raises the error
+        return 0
 
 
 def _sizes(paths: list[str]) -> tuple[list[int], int]:
@@ -366,7 +372,7 @@ class Corpus:
         *,
         progress: Progress = False,
     ) -> Corpus:
-        """One document from a text file (``.gz``, ``.xz`` and ``.bz2`` are decompressed): a
+        """One document from a text file (gzip, xz and bzip2 are decompressed): a
         local path, or a URL on any filesystem fsspec knows (``s3://bucket/corpus.txt.xz``,
         read through fsspec, an optional dependency).
 
@@ -580,7 +586,7 @@ class Corpus:
             min_count: minimum number of occurrences (1 keeps every word).
             vocab: the allowed words.
             vocab_file: a file of allowed words separated by ASCII whitespace (as lmplz reads
-                ``--limit_vocab_file``); ``.gz``/``.xz``/``.bz2`` are decompressed. ``vocab`` and
+                ``--limit_vocab_file``); gzip/xz/bzip2 are decompressed. ``vocab`` and
                 ``vocab_file`` together allow the words of both.
 
         Raises:

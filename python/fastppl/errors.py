@@ -98,14 +98,15 @@ class CorpusDecodeError(FastpplError, ValueError):
 
     Raised when reading with ``errors="strict"`` (the default) meets bytes that do not decode.
     Pass ``errors="replace"`` or ``errors="ignore"`` to read such a file anyway. Also raised,
-    whatever ``errors``, for a file that cannot be decompressed: a corrupt ``.gz``, ``.xz`` or
-    ``.bz2`` file, or one compressed in a format fastppl does not read (zstd, lz4, zip, 7-Zip,
-    lzip, compress), told by its first bytes; then ``byte_offset`` and ``line`` are None.
+    whatever ``errors``, for a file that cannot be decompressed: a corrupt gzip, xz or bzip2
+    file (or an empty one named ``.gz``, ``.xz`` or ``.bz2``), or one compressed in a format
+    fastppl does not read (zstd, lz4, zip, 7-Zip, lzip, compress), told by its first bytes; then
+    ``byte_offset`` and ``line`` are None.
 
     Attributes:
         path: The file, as a string (``None`` if unknown).
         byte_offset: Offset (0-based) of the first undecodable byte, counted in the *decompressed*
-            bytes for ``.gz``/``.xz``/``.bz2`` files.
+            bytes for compressed files.
         line: Line number (1-based) of that byte.
     """
 

@@ -2,9 +2,9 @@
 
 Pure functions, no state. The pipeline is
 
-1. :func:`read_text`: read a file (``.gz``, ``.xz``, ``.bz2`` decompressed by extension; one
-   in another compression, zstd, lz4..., refused by its first bytes), decode it, normalize
-   line endings to ``"\\n"``, then :func:`clean_text`;
+1. :func:`read_text`: read a file (gzip, xz, bzip2 decompressed, and one in another compression,
+   zstd, lz4..., refused, all told by its first bytes), decode it, normalize line endings to
+   ``"\\n"``, then :func:`clean_text`;
 2. :func:`clean_text`: drop the lines that start with given prefixes, optionally lowercase;
 3. :func:`tokenize_text`: split into sentences of tokens.
 
@@ -31,6 +31,7 @@ import gzip
 import itertools
 import lzma
 import re
+import zlib
 from collections.abc import Iterable, Iterator
 from os import PathLike, fspath
 from pathlib import PurePosixPath
@@ -84,7 +85,13 @@ TERMINATORS: frozenset[str] = frozenset({".", "!", "?", ".!", "!?", ".!?"})
 KENLM_SPACES = " \t\n\v\f\r"
 _KENLM_SPLIT = re.compile("[" + re.escape(KENLM_SPACES) + "]+")
 
-_OPENERS = {".gz": gzip.open, ".xz": lzma.open, ".bz2": bz2.open}
+#: The opener of each compression that is read, by its name in `_core.read_compression`.
+_OPENERS = {"gzip": gzip.open, "xz": lzma.open, "bzip2": bz2.open}
+
+#: The compression named by a text file's extension (lowercase): what the file is read as only
+#: when its first bytes are unknown, so that an empty ``.gz``, ``.xz`` or ``.bz2`` file is refused
+#: (it holds no compressed stream: it was never written whole).
+_EXTENSIONS = {".gz": "gzip", ".xz": "xz", ".bz2": "bzip2"}
 
 #: A path that starts with ``protocol://`` is read through fsspec (any filesystem it knows:
 #: ``s3://``, ``gs://``, ``hdfs://``, ``https://``, ``file://``, ...).
@@ -176,43 +183,54 @@ def refuse_unread_compression(path: str | PathLike[str], raw: BinaryIO) -> None:
         name, command = found
         raise CorpusDecodeError(
             f"{fspath(path)!r} is compressed with {name}, which fastppl does not read (it reads "
-            f"plain text, and gzip, xz and bzip2 files named .gz, .xz or .bz2): decompress it "
-            f"first ({command})",
+            f"plain text, and gzip, xz and bzip2 files): decompress it first ({command})",
             fspath(path),
         )
 
 
+def compression(path: str | PathLike[str], head: bytes) -> str | None:
+    """The compression (``"gzip"``, ``"xz"``, ``"bzip2"``) of the text file `path`, whose first
+    bytes are `head` (see `_head`), or None for a plain one: told by its first bytes whatever its
+    name (`_core.read_compression`, the magic numbers by which model files are read), by its
+    extension only when they are unknown (an empty file; a stream that can be neither peeked nor
+    sought)."""
+    if head:
+        return _core.read_compression(head)
+    return _EXTENSIONS.get(PurePosixPath(fspath(path)).suffix.lower())
+
+
 def _read_chunks(path: str | PathLike[str], size: int) -> Iterator[bytes]:
-    """The (decompressed) bytes of `path` (a local path or a URL, see `is_url`), `size` at a
-    time; a file in a compression that is not read is refused (`refuse_unread_compression`)."""
-    suffix = PurePosixPath(fspath(path)).suffix
-    opener = _OPENERS.get(suffix.lower())
+    """The (decompressed: see `compression`) bytes of `path` (a local path or a URL, see
+    `is_url`), `size` at a time; a file in a compression that is not read is refused
+    (`refuse_unread_compression`)."""
+    codec = None
     try:
         raw = _open_url(path) if is_url(path) else open(path, "rb")  # noqa: SIM115 (closed below)
-        with raw, raw if opener is None else opener(raw, "rb") as f:
+        with raw:
             refuse_unread_compression(path, raw)
-            while chunk := f.read(size):
-                yield chunk
-            if opener is not None and raw.tell() == 0:
-                # gzip reads an empty file as an empty stream (xz and bzip2 refuse it): a
-                # compressed file of no bytes at all is one that was never written whole
-                raise EOFError("the file is empty, it holds no compressed stream")
+            head = _head(raw)
+            codec = compression(path, head)
+            with raw if codec is None else _OPENERS[codec](raw, "rb") as f:
+                while chunk := f.read(size):
+                    yield chunk
+                if codec is not None and not head and raw.tell() == 0:
+                    # gzip reads an empty file as an empty stream (xz and bzip2 refuse it): a
+                    # compressed file of no bytes at all is one that was never written whole
+                    raise EOFError("the file is empty, it holds no compressed stream")
     except FileNotFoundError:
         raise CorpusFileNotFoundError(None, fspath(path)) from None
-    except (OSError, EOFError, lzma.LZMAError) as exc:
-        if opener is None or isinstance(exc, PermissionError | IsADirectoryError):
+    except (OSError, EOFError, lzma.LZMAError, zlib.error) as exc:  # (zlib's: bad deflate data)
+        if codec is None or isinstance(exc, PermissionError | IsADirectoryError):
             raise
         raise CorpusDecodeError(
-            f"cannot decompress {fspath(path)!r} as {suffix} ({exc})", fspath(path)
+            f"cannot decompress {fspath(path)!r} as {codec} ({exc})", fspath(path)
         ) from exc
 
 
 def read_bytes(path: str | PathLike[str]) -> bytes:
-    """The bytes of a text file, decompressed by extension as :func:`read_text` does (a plain
-    file in one read, so that its bytes are in memory once)."""
-    if PurePosixPath(fspath(path)).suffix.lower() in _OPENERS:
-        return b"".join(_read_chunks(path, CHUNK_BYTES))
-    return next(_read_chunks(path, -1), b"")
+    """The bytes of a text file, decompressed as :func:`read_text` does, in one read (a plain
+    file's bytes are then in memory once: joining one piece copies nothing)."""
+    return b"".join(_read_chunks(path, -1))
 
 
 def iter_line_bytes(path: str | PathLike[str], chunk_bytes: int | None = None) -> Iterator[bytes]:
@@ -299,7 +317,7 @@ def read_text(
 ) -> str:
     r"""Read a text file, decompressing and cleaning it.
 
-    The file is decompressed by extension (``.gz``, ``.xz``, ``.bz2``; case-insensitive), decoded,
+    The file is decompressed (gzip, xz, bzip2: told by its first bytes, whatever its name), decoded,
     and its line endings normalized as Python's text mode does (``"\r\n"`` and ``"\r"`` become
     ``"\n"``) unless ``translate_newlines=False`` (KenLM's reading: only ``"\n"`` ends a line,
     ``"\r"`` is a space). It is then passed to :func:`clean_text`.

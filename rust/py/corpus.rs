@@ -338,6 +338,14 @@ impl PyCorpus {
     }
 }
 
+/// The compression fastppl reads of a file that starts with `head` (its first 10 bytes or more):
+/// "gzip", "xz" or "bzip2" by its magic number (`util::compressed::Codec::from_magic`), or None.
+/// For `fastppl.text` to decompress a text file by its first bytes, as the core does a model file.
+#[pyfunction]
+pub fn read_compression(head: &[u8]) -> Option<&'static str> {
+    crate::util::compressed::Codec::from_magic(head).name()
+}
+
 /// The compression fastppl does not read of a file that starts with `head`: its name and the
 /// command that decompresses it (`util::compressed::unread_compression`), or None. For
 /// `fastppl.text` to refuse such a text file, as the core refuses such a model file.

@@ -32,6 +32,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<nltk::PyPunktModel>()?;
     m.add_class::<scores::PyScores>()?;
     m.add_function(wrap_pyfunction!(nltk::nltk_word_tokenize, m)?)?;
+    m.add_function(wrap_pyfunction!(corpus::read_compression, m)?)?;
     m.add_function(wrap_pyfunction!(corpus::unread_compression, m)?)?;
     m.add_function(wrap_pyfunction!(model::count_ngrams, m)?)?;
     m.add_function(wrap_pyfunction!(model::train_arpa, m)?)?;

@@ -298,7 +298,7 @@ ZSTD_X = bytes.fromhex("28b52ffd0458110000780aaefde922")
 #: What every command says of a text compressed with zstd, after its name.
 ZSTD_TEXT = (
     " is compressed with zstd, which fastppl does not read (it reads plain text, and gzip, xz "
-    "and bzip2 files named .gz, .xz or .bz2): decompress it first (zstd -d)\n"
+    "and bzip2 files): decompress it first (zstd -d)\n"
 )
 
 
@@ -334,6 +334,29 @@ def test_standard_input_compressed_with_zstd_is_named_so(tmp_path: Path):
     )
     assert done.returncode == 1
     assert done.stderr.decode() == "fastppl: error: '/dev/stdin'" + ZSTD_TEXT
+
+
+def test_standard_input_and_a_misnamed_file_compressed_with_gzip_are_read(tmp_path: Path):
+    """Text was decompressed by its name's extension: gzip on standard input, or in a file named
+    .txt, was decoded as text ("... is not valid utf-8"). It is told by its first bytes."""
+    model = tmp_path / "m.arpa"
+    corpus = Corpus.from_text(TEXT, tokenizer="whitespace", sentences="lines")
+    NGramModel.fit(corpus, order=2, smoothing="witten_bell").to_arpa(model)
+    plain = tmp_path / "plain.txt"
+    plain.write_text(TEXT)
+    misnamed = tmp_path / "test.txt"
+    misnamed.write_bytes(gzip.compress(TEXT.encode()))
+    command = [sys.executable, "-m", "fastppl", "eval", "-q", "--json", str(model)]
+    runs = [
+        subprocess.run([*command, *text], input=data, capture_output=True, timeout=120, check=True)
+        for text, data in [
+            ([str(plain)], None),
+            ([], misnamed.read_bytes()),
+            ([str(misnamed)], None),
+        ]
+    ]
+    assert json.loads(runs[0].stdout)["tokens"] == len(TEXT.split()) + TEXT.count("\n")  # (</s>)
+    assert runs[1].stdout == runs[2].stdout == runs[0].stdout
 
 
 #: What the commands say of a text of no sentence, after its name.

@@ -419,12 +419,61 @@ def test_compressed_round_trip(tmp_path, suffix, opener):
     )
 
 
-def test_corrupt_compressed_file(tmp_path):
-    for suffix in (".gz", ".xz", ".bz2"):
-        p = tmp_path / f"corrupt{suffix}"
-        p.write_bytes(b"this is not compressed data")
-        with pytest.raises(CorpusDecodeError, match="cannot decompress"):
+#: The compressions fastppl reads: the function that compresses bytes so, and the extension.
+COMPRESSIONS = {
+    "gzip": (gzip.compress, ".gz"),
+    "xz": (lzma.compress, ".xz"),
+    "bzip2": (bz2.compress, ".bz2"),
+}
+
+
+@pytest.mark.parametrize("codec", sorted(COMPRESSIONS))
+@pytest.mark.parametrize("name", ["corrupt{}", "corrupt.txt"])
+def test_corrupt_compressed_file(tmp_path, codec, name):
+    """A stream cut short or with bad data (gzip's raised a bare zlib.error) is refused naming
+    its compression, whatever the file's name."""
+    compress, suffix = COMPRESSIONS[codec]
+    data = compress(b"a b c\n" * 100)
+    p = tmp_path / name.format(suffix)
+    for corrupt in (data[: len(data) // 2], data[:10] + b"\xff" * 50):
+        p.write_bytes(corrupt)
+        with pytest.raises(CorpusDecodeError, match=rf"cannot decompress .* as {codec} \("):
             read_text(p)
+
+
+@pytest.mark.parametrize("codec", sorted(COMPRESSIONS))
+@pytest.mark.parametrize("name", ["corpus.txt", "corpus", "corpus.gz", "corpus.XZ", "c.bz2"])
+def test_a_compressed_text_is_read_whatever_its_name(tmp_path, codec, name):
+    """Text files were decompressed by extension (model files by their first bytes): gzip in
+    corpus.txt was decoded as text ("... is not valid utf-8: invalid start byte"; with
+    errors="replace", garbage), an xz named .gz was "cannot decompress ... as .gz (Not a gzipped
+    file)". The compression is told by the first bytes, by every reader."""
+    content = "Olá mundo .\nSegunda linha\n"
+    path = tmp_path / name
+    path.write_bytes(COMPRESSIONS[codec][0](content.encode()))
+    assert read_text(path) == read_text(path, errors="replace") == content
+    assert "".join(fptext.iter_text(path, chunk_bytes=3)) == content
+    assert fptext.read_bytes(path) == content.encode()
+    for tokenizer in ("whitespace", "kenlm", "nltk"):
+        corpus = Corpus.from_file(path, tokenizer=tokenizer, sentences="lines")
+        expected = Corpus.from_text(content, tokenizer=tokenizer, sentences="lines")
+        assert corpus.token_counts() == expected.token_counts(), tokenizer
+        assert corpus.sentence_lengths().tolist() == [3, 2], tokenizer
+    words = Corpus.from_sentences([["mundo", "x"]])
+    limited = words.limit_vocab(vocab_file=path).token_counts()
+    assert limited == words.limit_vocab(vocab=content.split()).token_counts()
+
+
+@pytest.mark.parametrize("suffix", ["", ".gz", ".xz", ".bz2"])
+def test_a_text_under_a_compressed_name_is_text(tmp_path, suffix):
+    """Only strong magic numbers are taken for a compression: gzip's with its method byte,
+    bzip2's "BZh" and digit with its first block's magic (a text may start with "BZh9"); and a
+    text named .gz is read as text, as a model file so named is."""
+    for content in ("BZh9 is bzip2's header\n", "BZh91AY&S\n", "plain\n"):
+        path = tmp_path / f"t{suffix}"
+        path.write_text(content)
+        assert read_text(path) == content
+        assert fptext.read_bytes(path) == content.encode()
 
 
 @pytest.mark.parametrize("suffix", [".gz", ".xz", ".bz2"])
@@ -481,8 +530,7 @@ def test_a_text_in_a_compression_fastppl_does_not_read_is_named(tmp_path, compre
         message = str(info.value)
         assert message.startswith(
             f"{str(path)!r} is compressed with {compression}, which fastppl does not read (it "
-            "reads plain text, and gzip, xz and bzip2 files named .gz, .xz or .bz2): decompress "
-            "it first ("
+            "reads plain text, and gzip, xz and bzip2 files): decompress it first ("
         ), message
         assert info.value.path == str(path) and info.value.byte_offset is None
     assert "(zstd -d)" in str(info.value) or compression != "zstd"
@@ -507,6 +555,8 @@ def test_a_url_in_a_compression_fastppl_does_not_read_is_named():
     ):
         read_text(url)
     assert read_text("memory://fastppl-unread/b.txt.gz") == "b c\n"  # (sought back)
+    fs.pipe("/fastppl-unread/c.txt", lzma.compress(b"c d\n"))
+    assert read_text("memory://fastppl-unread/c.txt") == "c d\n"  # (told by its first bytes)
     fs.rm("/fastppl-unread", recursive=True)
 
 
