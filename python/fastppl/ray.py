@@ -288,23 +288,27 @@ def _check_output(output: str) -> None:
         )
 
 
+#: The protocols of fsspec's local filesystem (``local://`` is its other name for ``file://``).
+_LOCAL_PROTOCOLS = ("file://", "local://")
+
+
 def _local_path(path: str) -> str | None:
-    """The local file that the input `path` names (a path, or a ``file://`` URL), or None for a
-    URL of another filesystem."""
+    """The local file that the input `path` names (a path, or a ``file://`` or ``local://``
+    URL), or None for a URL of another filesystem."""
     if not is_url(path):
         return path
-    if path.lower().startswith("file://"):
+    if path.lower().startswith(_LOCAL_PROTOCOLS):
         return url_filesystem(path)[1]
     return None
 
 
 def _absolute(path: str) -> str:
     """The input `path` with a local file named absolutely, as the driver's current directory
-    resolves it: a relative path, or a relative ``file://`` URL (``file:///abs/...``, which
-    fsspec reads as before). A task resolves a relative name against its worker's directory,
-    which is another on another node (and on the driver's once the driver changed directory
-    after ``ray.init``): the driver's checks would look at one file and the tasks read another
-    (or none). A URL of another filesystem is left as it is."""
+    resolves it: a relative path, or a relative ``file://`` or ``local://`` URL (as
+    ``file:///abs/...``, which fsspec reads as before). A task resolves a relative name against
+    its worker's directory, which is another on another node (and on the driver's once the
+    driver changed directory after ``ray.init``): the driver's checks would look at one file and
+    the tasks read another (or none). A URL of another filesystem is left as it is."""
     if not is_url(path):
         return os.path.abspath(path)
     local = _local_path(path)  # (fsspec names a local file absolutely)
@@ -323,16 +327,15 @@ def _check_not_an_input(output: str, paths: Sequence[str]) -> None:
 
 
 def _check_inputs(paths: Sequence[str]) -> None:
-    """Refuses, before a task starts, a local input (a path, or a ``file://`` URL) that is
-    missing (`CorpusFileNotFoundError`, as `Corpus.from_file` raises), a directory or not a
-    regular file (`InvalidArgumentError`), that cannot be opened (the `OSError` of opening
+    """Refuses, before a task starts, a local input (a path, a ``file://`` or ``local://`` URL)
+    that is missing (`CorpusFileNotFoundError`, as `Corpus.from_file` raises), a directory or
+    not a regular file (`InvalidArgumentError`), that cannot be opened (the `OSError` of opening
     it, such as `PermissionError`), or that is compressed in a format fastppl does not read
     (`CorpusDecodeError`, `refuse_unread_compression`): each task would fail on it once the job
-    had started (a
-    directory with a bare IsADirectoryError), and a FIFO or device would block, or give
-    another text to each of the two passes that read every file. The driver sees the files as
-    the workers do (a shared mount at the same path, as it sees the job directory and the
-    output); a URL of another filesystem (``s3://...``) is read by the workers alone, and
+    had started (a directory with a bare IsADirectoryError), and a FIFO or device would block,
+    or give another text to each of the two passes that read every file. The driver sees the
+    files as the workers do (a shared mount at the same path, as it sees the job directory and
+    the output); a URL of another filesystem (``s3://...``) is read by the workers alone, and
     checked only by them."""
     for i, path in enumerate(paths):
         local = _local_path(path)
@@ -420,14 +423,14 @@ def train(
     so a failed job leaves no file.
 
     Args:
-        inputs: the text files, readable by every worker (``.gz``, ``.xz``, ``.bz2`` too; a
+        inputs: the text files, readable by every worker (gzip, xz, bzip2 compressed too; a
             file compressed otherwise, zstd, lz4..., is refused):
             paths on a shared mount, or URLs on any filesystem fsspec knows
             (``s3://bucket/shards/a.txt.xz``; see `fastppl.text.is_url`). Local ones (paths,
-            ``file://`` URLs) are named absolutely by the driver, a relative one from its
-            current directory (a worker's may be another), and checked by it before a task
-            starts: it must see them where the workers do; other URLs are checked only by the
-            tasks that read them.
+            ``file://`` and ``local://`` URLs) are named absolutely by the driver, a relative
+            one from its current directory (a worker's may be another), and checked by it
+            before a task starts: it must see them where the workers do; other URLs are checked
+            only by the tasks that read them.
         output: the model file: ARPA (``.gz``, ``.xz``, ``.bz2`` compress it; the name of another
             compression, ``.zst``, ``.lz4``..., is refused), or fastppl's
             binary format (:meth:`NGramModel.load`) for ``.fppl``/``.fastppl`` or

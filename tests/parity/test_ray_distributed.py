@@ -555,6 +555,19 @@ def test_inputs_that_cannot_be_read_are_refused_before_any_task(tmp_path, no_tas
         fray.train(["memory://corpus/a.txt"], tmp_path / "m.arpa", order=2, **TEXT)
 
 
+def test_local_urls_are_local_files(tmp_path, monkeypatch, no_task):
+    """fsspec's ``local://`` is its ``file://`` (the same filesystem): such an input was taken
+    for a remote one, not named absolutely by the driver nor checked before the tasks."""
+    fsspec = pytest.importorskip("fsspec")
+    assert fsspec.get_filesystem_class("local") is fsspec.get_filesystem_class("file")
+    monkeypatch.chdir(tmp_path)
+    assert fray._absolute("local://a.txt") == f"file://{tmp_path / 'a.txt'}"
+    missing = tmp_path / "missing.txt"
+    # (named as the tasks read it, file://)
+    with pytest.raises(CorpusFileNotFoundError, match=r"inputs\[0\] = 'file://.*missing"):
+        fray.train([f"local://{missing}"], tmp_path / "m.arpa", order=2, **TEXT)
+
+
 def test_one_path_is_not_taken_for_a_list_of_paths(tmp_path):
     """A str would be iterated as one file per character (refused before Ray is used)."""
     with pytest.raises(InvalidTypeError, match="inputs must be an iterable of paths, not one str"):
