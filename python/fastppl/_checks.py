@@ -137,6 +137,15 @@ def check_tokens(value: Sequence[str], what: str, *, allow_reserved: bool = True
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+def has_surrogate(text: str) -> bool:
+    """Whether ``text`` holds a lone surrogate, which UTF-8 cannot encode.
+
+    >>> has_surrogate("ok \\ud83d"), has_surrogate("ok")
+    (True, False)
+    """
+    return _SURROGATE.search(text) is not None
+
+
 def not_utf8(name: str, text: str, hint: str = "") -> InvalidArgumentError:
     """The error for ``text`` (the argument ``name``), which the core refused with
     :class:`UnicodeEncodeError` for a lone surrogate: it names the position of the first one,
@@ -247,7 +256,7 @@ def _locate(value: object) -> tuple[str, str | None] | None:
     when only the item is known: the last item of a :class:`Tracked` that was a one-shot
     iterator itself, consumed by the core."""
     if isinstance(value, str):
-        return ("", value) if _SURROGATE.search(value) else None
+        return ("", value) if has_surrogate(value) else None
     if isinstance(value, Tracked):
         found = _locate(value.item)
         if found is None:

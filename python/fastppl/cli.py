@@ -721,16 +721,17 @@ def _score_documents(args: argparse.Namespace) -> int:
 def _record_error(
     error: InvalidArgumentError, path: str, numbers: list[int], field: str
 ) -> InvalidArgumentError:
-    """`documents.perplexity`'s error naming a document of a batch (``documents[3] holds ...``)
-    naming its line of the input and its field instead; any other error as it was.
+    """`documents.perplexity`'s error about a document of a batch (its ``index``, the rest of
+    its message in its ``reason``: ``documents[3], line 2, holds ...``) naming its line of the
+    input and its field instead; any other error as it was.
 
-    >>> _record_error(InvalidArgumentError("documents[1], line 2, holds <s>"), "d", [4, 9], "t")
+    >>> error = InvalidArgumentError("documents[1], line 2, holds <s>", 1, ", line 2, holds <s>")
+    >>> _record_error(error, "d", [4, 9], "t")
     InvalidArgumentError("d:9: field 't', line 2, holds <s>")
     """
-    found = re.match(r"documents\[(\d+)\](.*)", str(error), re.DOTALL)
-    if found is None or int(found[1]) >= len(numbers):
+    if error.index is None or error.reason is None or error.index >= len(numbers):
         return error
-    return InvalidArgumentError(f"{path}:{numbers[int(found[1])]}: field {field!r}{found[2]}")
+    return InvalidArgumentError(f"{path}:{numbers[error.index]}: field {field!r}{error.reason}")
 
 
 def _json_line(record: dict) -> str:

@@ -35,7 +35,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fastppl._checks import check_bool, check_int, check_iterable, utf8_strings
+from fastppl._checks import (
+    check_bool,
+    check_int,
+    check_iterable,
+    has_surrogate,
+    not_utf8,
+    utf8_strings,
+)
 from fastppl.corpus import Corpus
 from fastppl.errors import InvalidArgumentError, InvalidTypeError
 from fastppl.model import NGramModel
@@ -252,7 +259,9 @@ def perplexity(
             names the document and its line, ``documents[3], line 2``), a
             document holds a lone surrogate (not UTF-8; the message names the document,
             ``documents[3]``, and the position), ``normalize`` holds an unknown option or a
-            ``punct`` other than 0, 1, 2, or ``num_threads`` is below 1.
+            ``punct`` other than 0, 1, 2, or ``num_threads`` is below 1. The error about one
+            document carries its index as ``index`` and the rest of its message (after
+            ``documents[3]``) as ``reason``.
 
     Differences from CCNet: a word is what KenLM's ``score`` splits at ASCII whitespace, which
     CCNet's ``len(line.split())`` also splits at other Unicode spaces (``"\\xa0"``); CCNet gives
@@ -271,11 +280,19 @@ def perplexity(
     texts = _texts(documents)
     options = None if normalize is False else _Normalization(normalize)
     sp = None if sp_model is None else _sentencepiece(sp_model)
-    with utf8_strings({"documents": texts}):
-        scores = [
-            _batch_perplexities(ngram_model, batch, first, options, sp, num_threads, whole_lines)
-            for first, batch in _batches(texts)
-        ]
+    try:
+        with utf8_strings({"documents": texts}):
+            scores = [
+                _batch_perplexities(
+                    ngram_model, batch, first, options, sp, num_threads, whole_lines
+                )
+                for first, batch in _batches(texts)
+            ]
+    except InvalidArgumentError as err:
+        error = _surrogate_document_error(err, texts)
+        if error is None:
+            raise
+        raise error from err.__cause__
     return np.concatenate(scores) if scores else np.zeros(0)
 
 
@@ -348,9 +365,41 @@ def _marker_error(
     for i, text in enumerate(texts):
         lines = text.count("\n")
         if line < lines:
-            return InvalidArgumentError(f"documents[{first + i}], line {line + 1}, {err.reason}")
+            return _document_error(first + i, f", line {line + 1}, {err.reason}")
         line -= lines
     return None
+
+
+def _surrogate_document_error(
+    err: InvalidArgumentError, texts: list[str]
+) -> InvalidArgumentError | None:
+    """:func:`~fastppl._checks.utf8_strings`' error about the first document that holds a lone
+    surrogate (``documents[3] holds ...``), as :func:`_document_error`'s, which carries its index;
+    None for an error not about a lone surrogate.
+
+    >>> err = InvalidArgumentError("documents[1] holds a lone surrogate ...")
+    >>> err.__cause__ = UnicodeEncodeError("utf-8", "\\ud800", 0, 1, "surrogates not allowed")
+    >>> _surrogate_document_error(err, ["a", "b\\ud800"]).index
+    1
+    """
+    if err.index is not None or not isinstance(err.__cause__, UnicodeEncodeError):
+        return None
+    index = next((i for i, text in enumerate(texts) if has_surrogate(text)), None)
+    if index is None:
+        return None
+    return _document_error(index, str(not_utf8("", texts[index])))
+
+
+def _document_error(index: int, rest: str) -> InvalidArgumentError:
+    """The error about ``documents[index]``: its message names it and goes on with ``rest``,
+    which it carries as its ``reason`` (and the index as its ``index``), for a caller to name
+    the document its own way (``fastppl score --documents`` names its line of the input).
+
+    >>> err = _document_error(3, ", line 2, holds <s>")
+    >>> err, err.index, err.reason
+    (InvalidArgumentError('documents[3], line 2, holds <s>'), 3, ', line 2, holds <s>')
+    """
+    return InvalidArgumentError(f"documents[{index}]{rest}", index, rest)
 
 
 #: A word holding a run of three copies of a unit ("...", "0000", "ababab"): several orders of

@@ -64,10 +64,13 @@ class InvalidArgumentError(FastpplError, ValueError):
 
     Attributes:
         index: Where the core located the fault, when it did: the index (0-based) of the invalid
-            item among those the call read (a sentence of a corpus, a row of logits); else
-            ``None``.
+            item among those the call read (a sentence of a corpus, a row of logits); for
+            :func:`fastppl.documents.perplexity`, the document; else ``None``.
         reason: What is wrong with that item: the message without the item's name
-            (``holds the reserved token "<s>": ...``); ``None`` when ``index`` is.
+            (``holds the reserved token "<s>": ...``); for
+            :func:`fastppl.documents.perplexity`, the message after ``documents[3]``, as it
+            reads there (``, line 2, holds ...``, `` holds a lone surrogate ...``), for a
+            caller to name the document its own way; ``None`` when ``index`` is.
     """
 
     def __init__(self, message: str, index: int | None = None, reason: str | None = None) -> None:

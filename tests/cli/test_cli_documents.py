@@ -14,6 +14,7 @@ import pytest
 
 from fastppl import Corpus, NGramModel, datasets, documents
 from fastppl.cli import main
+from fastppl.errors import InvalidArgumentError
 from fastppl.text import read_text
 
 
@@ -202,6 +203,22 @@ def test_a_bad_text_is_named_by_its_line_in_any_batch(model_path, tmp_path, caps
     assert main(["score", str(model_path), str(source), "--documents", "-q"]) == 1
     err = capsys.readouterr().err
     assert f"{source}:7: field 'text', line 1, holds the reserved token \"<s>\"" in err
+
+
+def test_a_bad_text_is_named_whatever_the_message_of_its_error(
+    model_path, tmp_path, capsys, monkeypatch
+) -> None:
+    """The line is found from the index that documents.perplexity's error carries, not from
+    its message (read by a regex on 'documents[N]' before)."""
+
+    def reworded(model: object, texts: list[str], **options: object) -> None:
+        raise InvalidArgumentError("reworded", 1, " is not liked")
+
+    monkeypatch.setattr(documents, "perplexity", reworded)
+    source = tmp_path / "docs.jsonl"
+    source.write_text('{"text": "a"}\n\n{"text": "b"}\n', "utf-8")
+    assert main(["score", str(model_path), str(source), "--documents", "-q"]) == 1
+    assert f"{source}:3: field 'text' is not liked" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

@@ -156,6 +156,27 @@ def test_a_lone_surrogate_names_the_document_and_its_position(normalize) -> None
         documents.perplexity(_tiny_model(), docs, normalize=normalize)
 
 
+@pytest.mark.parametrize("batch_chars", [documents.BATCH_CHARS, 3])
+@pytest.mark.parametrize(
+    ("bad", "reason"),
+    [
+        ("O \ud800 dia", " holds a lone surrogate ('\\ud800') at position 2"),
+        ("o dia\nO </s>", ', line 2, holds the reserved token "</s>"'),
+    ],
+)
+def test_an_error_about_a_document_carries_its_index_and_the_rest(
+    monkeypatch, batch_chars: int, bad: str, reason: str
+) -> None:
+    """For a caller to name the document its own way (the CLI names its line of the input):
+    the index among all documents, whatever the batch, and the message after the name."""
+    monkeypatch.setattr(documents, "BATCH_CHARS", batch_chars)
+    with pytest.raises(InvalidArgumentError) as raised:
+        documents.perplexity(_tiny_model(), ["o dia", "o sol", bad], normalize=False)
+    err = raised.value
+    assert err.index == 2 and err.reason.startswith(reason), (err.index, err.reason)
+    assert str(err) == f"documents[2]{err.reason}"
+
+
 def test_bad_documents_raise_clear_errors(machado_model) -> None:
     with pytest.raises(InvalidTypeError, match="document 1 must be a str, got NoneType"):
         documents.perplexity(machado_model, ["a", None])
