@@ -453,13 +453,16 @@ def train(
         format: ``"arpa"`` or ``"binary"``; None: by the output's name, as ``fastppl train``.
         ray_options: options for every task (``.options(**ray_options)``), e.g. ``num_cpus``
             (default 1; each task's Rust threads are capped to it), ``resources`` or
-            ``runtime_env``. A request that no node holds (``num_cpus`` above any node's CPUs)
-            is not refused: Ray keeps such tasks pending, since an autoscaling cluster may add
-            a node that holds them, and train cannot tell that a cluster will not. On a fixed
-            cluster (the local one of ``ray.init()``) they wait forever, while Ray prints "No
-            available node types can fulfill resource request"; a cluster started with
-            ``RAY_enable_autoscaler_v2=1`` and ``RAY_enable_infeasible_task_early_exit=true``
-            in its environment fails them instead (`DistributedTaskError` naming the pass).
+            ``runtime_env``. On a cluster this process started (``ray.init()`` without an
+            address), which never adds a node, a ``num_cpus``, ``num_gpus``, ``memory`` or
+            one of ``resources`` above what its largest node holds is refused before a task
+            starts (a task runs on one node). On any other cluster such a request is not
+            refused: Ray keeps the tasks pending, since an autoscaler may add a node that
+            holds them, and train cannot tell that none will; where none does (nodes started
+            by hand) they wait forever, while Ray prints "No available node types can fulfill
+            resource request"; a cluster started with ``RAY_enable_autoscaler_v2=1`` and
+            ``RAY_enable_infeasible_task_early_exit=true`` in its environment fails them
+            instead (`DistributedTaskError` naming the pass).
         _crash_once: a test hook, ``(stage, index, marker)``: see `_CrashOnce`.
         **params: the estimator's parameters.
 
@@ -473,7 +476,8 @@ def train(
             exist, or in a compression fastppl does not write (any compression, for the
             binary format), or that is one of the inputs,
             or a local input that is a directory or not a regular file (a device, FIFO or
-            socket); all checked before a task starts.
+            socket), or ``ray_options`` asking more than the largest node of a cluster
+            started by this process holds; all checked before a task starts.
         InvalidTypeError: ``inputs`` is a single path, not a list of them; ``lowercase`` is
             not a bool; ``ray_options`` is not a mapping.
         PunktDataNotFoundError: no Punkt parameters for ``language`` (``tokenizer="nltk"``).
@@ -502,6 +506,7 @@ def train(
             f"ray_options must be a mapping of Ray task options (num_cpus=...), got "
             f"{type(ray_options).__name__}"
         )
+    _check_nodes_hold(ray_options or {})
     if format not in (None, "arpa", "binary"):
         raise InvalidArgumentError(f"format must be 'arpa', 'binary' or None, got {format!r}")
     binary = format == "binary" or (format is None and is_binary_name(output))
@@ -694,16 +699,57 @@ def _most_cpus() -> float | None:
     as on KubeRay) has at most theirs, which Ray Data and Ray Train read the same way. Any
     other (an autoscaler v1, or none: nodes started by hand) may or may not add nodes. This is
     Ray's private state, as those libraries read it: a Ray where it moved gives None."""
+    if _started_here():
+        return float(ray.cluster_resources().get("CPU", 0.0))
     try:
-        from ray._private import state, worker
+        from ray._private import state
 
-        node = worker._global_node  # None for a Ray Client driver (ray://...)
-        if node is not None and node.ray_init_cluster:
-            return float(ray.cluster_resources().get("CPU", 0.0))
         most = state.state.get_max_resources_from_cluster_config()
     except Exception:  # (an attribute or call of another Ray version: it cannot be told)
         return None
     return None if most is None else float(most.get("CPU", 0))
+
+
+def _started_here() -> bool:
+    """Whether this process started the Ray cluster it is connected to (``ray.init()`` without
+    an address): such a cluster runs no autoscaler, and never has other nodes than those it has
+    now. Ray's private state, as Ray Data and Ray Train read it: False where it moved."""
+    try:
+        from ray._private import worker
+
+        node = worker._global_node  # None for a Ray Client driver (ray://...), or before init
+        return node is not None and bool(node.ray_init_cluster)
+    except Exception:  # (an attribute of another Ray version: it cannot be told)
+        return False
+
+
+#: The task options of `train` that ask each task for an amount of a node's resource.
+_TASK_RESOURCES = {"num_cpus": "CPU", "num_gpus": "GPU", "memory": "memory"}
+
+
+def _check_nodes_hold(ray_options: Mapping[str, Any]) -> None:
+    """Refuses `ray_options` that ask each task for more of a resource (``num_cpus``,
+    ``num_gpus``, ``memory``, one of ``resources``) than the largest node holds, on a cluster
+    this process started, which never adds one: Ray would keep the tasks pending forever (a
+    task runs on one node). Another cluster may add a node that holds them: not checked."""
+    if not _started_here():
+        return
+    asked = [(f"ray_options[{o!r}]", r, ray_options.get(o)) for o, r in _TASK_RESOURCES.items()]
+    custom = ray_options.get("resources")
+    if isinstance(custom, Mapping):
+        asked += [(f"ray_options['resources'][{r!r}]", r, v) for r, v in custom.items()]
+    nodes = [node["Resources"] for node in ray.nodes() if node.get("Alive")]
+    for name, resource, amount in asked:
+        if isinstance(amount, bool) or not isinstance(amount, int | float):
+            continue  # none asked, or a value Ray itself refuses
+        largest = max((node.get(resource, 0.0) for node in nodes), default=0.0)
+        if amount > largest:
+            raise InvalidArgumentError(
+                f"{name} = {amount!r} is more than any node of the cluster holds (the largest "
+                f"has {largest:.15g} {resource}): a task runs on one node, and this cluster, "
+                "started by ray.init() in this process, never adds one, so the tasks would "
+                "wait forever"
+            )
 
 
 def _check_room_for_reads(dataset: ray.data.Dataset, actor_cpus: float) -> None:

@@ -370,7 +370,9 @@ INFEASIBLE_DRIVER = """
 import json, sys
 import ray
 import fastppl.ray as fray
+from ray._private import worker
 ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="ERROR")
+worker._global_node.ray_init_cluster = False  # as a driver of a cluster it did not start
 try:
     fray.train([sys.argv[1]], sys.argv[2], order=2, tokenizer="whitespace", sentences="lines",
                ray_options={"num_cpus": 100})
@@ -381,9 +383,10 @@ except Exception as e:
 
 
 def test_tasks_no_node_can_hold_fail_where_ray_fails_infeasible_tasks(tmp_path):
-    """ray_options={"num_cpus": 100} is not refused (an autoscaling cluster may add a node for
-    it, which train cannot tell), so on a fixed cluster it waits; a cluster started with the
-    settings the docstring and the README name fails it, as DistributedTaskError."""
+    """ray_options={"num_cpus": 100} is not refused on a cluster the driver did not start (an
+    autoscaling cluster may add a node for it, which train cannot tell), so on a fixed one it
+    waits; a cluster started with the settings the docstring and the README name fails it, as
+    DistributedTaskError."""
     text = tmp_path / "a.txt"
     text.write_text("a b\n")
     flags = {"RAY_enable_autoscaler_v2": "1", "RAY_enable_infeasible_task_early_exit": "true"}
@@ -400,6 +403,36 @@ def test_tasks_no_node_can_hold_fail_where_ray_fails_infeasible_tasks(tmp_path):
     assert "a vocabulary task failed for good" in reports[-1]["message"]
     assert "not schedulable" in reports[-1]["message"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt"]
+
+
+@pytest.mark.parametrize(
+    ("ray_options", "message"),
+    [
+        ({"num_cpus": 100}, r"ray_options\['num_cpus'\] = 100 .*largest has 2 CPU\)"),
+        ({"num_gpus": 1}, r"ray_options\['num_gpus'\] = 1 .*largest has 0 GPU\)"),
+        ({"resources": {"big": 0.5}}, r"ray_options\['resources'\]\['big'\] = 0.5 .*has 0 big\)"),
+        (
+            {"memory": 1 << 60},
+            rf"ray_options\['memory'\] = {1 << 60} .*largest has \d+ memory\)",
+        ),
+    ],
+)
+def test_tasks_no_node_can_hold_are_refused_on_a_cluster_started_here(
+    cluster, tmp_path, monkeypatch, no_task, ray_options, message
+):
+    """This driver's ray.init() cluster never adds a node: such tasks waited forever. A cluster
+    the driver did not start may add one (an autoscaler): the request goes to Ray."""
+    from ray._private import worker
+
+    text = tmp_path / "a.txt"
+    text.write_text("a b\n")
+    out = tmp_path / "m.arpa"
+    with pytest.raises(InvalidArgumentError, match=f"{message}: a task runs on one node"):
+        fray.train([text], out, order=2, ray_options=ray_options, **TEXT)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt"]
+    monkeypatch.setattr(worker._global_node, "ray_init_cluster", False)
+    with pytest.raises(TaskSubmittedError):
+        fray.train([text], out, order=2, ray_options=ray_options, **TEXT)
 
 
 def test_bad_input_fails_with_fastppl_error_and_no_file(cluster, shards, tmp_path):
