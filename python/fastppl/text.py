@@ -28,6 +28,7 @@ from __future__ import annotations
 import bz2
 import codecs
 import gzip
+import io
 import itertools
 import lzma
 import re
@@ -168,6 +169,48 @@ def _head(raw: BinaryIO) -> bytes:
     return head
 
 
+def _read_head(raw: BinaryIO) -> bytes:
+    """The first bytes of the file `raw` (nothing read yet), read: as many as `_head` would
+    peek, or all of a shorter file, however few bytes each read gives (a pipe whose writer has
+    written only some yet, a streamed URL); `_Prefixed` gives them back before the rest."""
+    head = b""
+    while len(head) < _HEAD_BYTES and (more := raw.read(_HEAD_BYTES - len(head))):
+        head += more
+    return head
+
+
+class _Prefixed(io.RawIOBase):
+    """The file `raw` read from its start, whose first bytes `head` were read already: they
+    are given back first, so that neither a peek (whose bytes may be too few) nor a seek (which
+    a pipe or a streamed URL refuses) is needed."""
+
+    def __init__(self, head: bytes, raw: BinaryIO) -> None:
+        super().__init__()
+        self._rest, self._raw = head, raw
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int | None = -1) -> bytes:
+        if not self._rest:
+            return self._raw.read(-1 if size is None else size)
+        head, self._rest = self._rest, b""
+        if size is None or size < 0:
+            return head + self._raw.read()
+        if size < len(head):
+            head, self._rest = head[:size], head[size:]
+            return head
+        return head + self._raw.read(size - len(head))
+
+    def readall(self) -> bytes:
+        return self.read(-1)
+
+    def readinto(self, buffer) -> int:  # type: ignore[no-untyped-def]
+        data = self.read(len(memoryview(buffer).cast("B")))
+        memoryview(buffer).cast("B")[: len(data)] = data
+        return len(data)
+
+
 def refuse_unread_compression(path: str | PathLike[str], raw: BinaryIO) -> None:
     """Refuses the text file `path`, opened as `raw` (nothing read yet), when its first bytes
     are those of a compression fastppl does not read (zstd, lz4, zip, 7-Zip, lzip, compress:
@@ -178,7 +221,12 @@ def refuse_unread_compression(path: str | PathLike[str], raw: BinaryIO) -> None:
         CorpusDecodeError: naming the file, the compression, those read and the command that
             decompresses it.
     """
-    found = _core.unread_compression(_head(raw))
+    _refuse_unread(path, _head(raw))
+
+
+def _refuse_unread(path: str | PathLike[str], head: bytes) -> None:
+    """`refuse_unread_compression` of a file whose first bytes are `head`."""
+    found = _core.unread_compression(head)
     if found is not None:
         name, command = found
         raise CorpusDecodeError(
@@ -190,10 +238,9 @@ def refuse_unread_compression(path: str | PathLike[str], raw: BinaryIO) -> None:
 
 def compression(path: str | PathLike[str], head: bytes) -> str | None:
     """The compression (``"gzip"``, ``"xz"``, ``"bzip2"``) of the text file `path`, whose first
-    bytes are `head` (see `_head`), or None for a plain one: told by its first bytes whatever its
-    name (`_core.read_compression`, the magic numbers by which model files are read), by its
-    extension only when they are unknown (an empty file; a stream that can be neither peeked nor
-    sought)."""
+    bytes are `head` (see `_head`, `_read_head`), or None for a plain one: told by its first
+    bytes whatever its name (`_core.read_compression`, the magic numbers by which model files are
+    read), by its extension only when there are none (an empty file)."""
     if head:
         return _core.read_compression(head)
     return _EXTENSIONS.get(PurePosixPath(fspath(path)).suffix.lower())
@@ -207,13 +254,14 @@ def _read_chunks(path: str | PathLike[str], size: int) -> Iterator[bytes]:
     try:
         raw = _open_url(path) if is_url(path) else open(path, "rb")  # noqa: SIM115 (closed below)
         with raw:
-            refuse_unread_compression(path, raw)
-            head = _head(raw)
+            head = _read_head(raw)
+            _refuse_unread(path, head)
             codec = compression(path, head)
-            with raw if codec is None else _OPENERS[codec](raw, "rb") as f:
+            rest = _Prefixed(head, raw)
+            with rest if codec is None else _OPENERS[codec](rest, "rb") as f:
                 while chunk := f.read(size):
                     yield chunk
-                if codec is not None and not head and raw.tell() == 0:
+                if codec is not None and not head:
                     # gzip reads an empty file as an empty stream (xz and bzip2 refuse it): a
                     # compressed file of no bytes at all is one that was never written whole
                     raise EOFError("the file is empty, it holds no compressed stream")

@@ -922,3 +922,41 @@ def test_unknown_language_lists_the_available_ones(monkeypatch, tmp_path, engine
         "no Punkt parameters for language 'English' (NLTK's language names are lowercase: did "
         f"you mean 'english'?): {available}"
     )
+
+
+def test_compression_told_from_short_reads_and_unseekable_streams(tmp_path) -> None:
+    """The first bytes are read however few each read gives (a pipe whose writer wrote only
+    some yet) and without seeking back (a streamed URL, such as fsspec's HTTPStreamFile, which
+    refuses to seek): a compressed text is still decompressed."""
+    import bz2
+    import gzip
+    import io
+
+    from fastppl import text
+
+    class Trickle(io.RawIOBase):
+        """Gives at most 2 bytes a read and refuses to seek back, as a slow stream does."""
+
+        def __init__(self, data: bytes) -> None:
+            self._data = io.BytesIO(data)
+
+        def readable(self) -> bool:
+            return True
+
+        def seekable(self) -> bool:
+            return True  # (as fsspec's HTTPStreamFile says, then refuses)
+
+        def seek(self, *args: object) -> int:
+            raise ValueError("Cannot seek streaming HTTP file")
+
+        def read(self, size: int | None = -1) -> bytes:
+            return self._data.read(2 if size is None or size < 0 else min(size, 2))
+
+    for compress in (gzip.compress, bz2.compress, lambda data: data):
+        data = compress(b"hello world\n" * 3)
+        opened = text._open_url
+        text._open_url = lambda url, data=data: Trickle(data)  # type: ignore[assignment]
+        try:
+            assert text.read_bytes("https://h/corpus.txt") == b"hello world\n" * 3
+        finally:
+            text._open_url = opened
