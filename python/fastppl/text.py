@@ -155,28 +155,18 @@ CHUNK_BYTES = 1 << 23
 _HEAD_BYTES = 16
 
 
-def _head(raw: BinaryIO) -> bytes:
-    """The first bytes of the file `raw` (opened, nothing read yet), left to be read: peeked
-    (a local file, standard input), else read and sought back (fsspec's files); none from a
-    stream that allows neither."""
-    peek = getattr(raw, "peek", None)
-    if peek is not None:
-        return peek(_HEAD_BYTES)[:_HEAD_BYTES]
-    if not raw.seekable():
-        return b""
-    head = raw.read(_HEAD_BYTES)
-    raw.seek(0)
-    return head
-
-
-def _read_head(raw: BinaryIO) -> bytes:
-    """The first bytes of the file `raw` (nothing read yet), read: as many as `_head` would
-    peek, or all of a shorter file, however few bytes each read gives (a pipe whose writer has
-    written only some yet, a streamed URL); `_Prefixed` gives them back before the rest."""
+def _head(raw: BinaryIO) -> tuple[bytes, BinaryIO]:
+    """The first bytes of the file `raw` (opened, nothing read yet), or all of a shorter file,
+    and a file that reads `raw` from its start. A regular local file's are peeked (one read of
+    a regular file gives them all, and its bytes are then read with no copy); any other's (a
+    pipe whose writer has written only some yet, a streamed URL that cannot seek back) are read,
+    however few bytes each read gives, and `_Prefixed` gives them back first."""
+    if isinstance(raw, io.BufferedReader) and raw.seekable():
+        return raw.peek(_HEAD_BYTES)[:_HEAD_BYTES], raw
     head = b""
     while len(head) < _HEAD_BYTES and (more := raw.read(_HEAD_BYTES - len(head))):
         head += more
-    return head
+    return head, _Prefixed(head, raw)
 
 
 class _Prefixed(io.RawIOBase):
@@ -215,13 +205,14 @@ def refuse_unread_compression(path: str | PathLike[str], raw: BinaryIO) -> None:
     """Refuses the text file `path`, opened as `raw` (nothing read yet), when its first bytes
     are those of a compression fastppl does not read (zstd, lz4, zip, 7-Zip, lzip, compress:
     the core's `_core.unread_compression`, which refuses such a model file too), whatever its
-    name: its bytes would be decoded as text, a decode error at best.
+    name: its bytes would be decoded as text, a decode error at best. (A regular file is only
+    peeked; another `raw` may have been read from, see `_head`.)
 
     Raises:
         CorpusDecodeError: naming the file, the compression, those read and the command that
             decompresses it.
     """
-    _refuse_unread(path, _head(raw))
+    _refuse_unread(path, _head(raw)[0])
 
 
 def _refuse_unread(path: str | PathLike[str], head: bytes) -> None:
@@ -238,7 +229,7 @@ def _refuse_unread(path: str | PathLike[str], head: bytes) -> None:
 
 def compression(path: str | PathLike[str], head: bytes) -> str | None:
     """The compression (``"gzip"``, ``"xz"``, ``"bzip2"``) of the text file `path`, whose first
-    bytes are `head` (see `_head`, `_read_head`), or None for a plain one: told by its first
+    bytes are `head` (see `_head`), or None for a plain one: told by its first
     bytes whatever its name (`_core.read_compression`, the magic numbers by which model files are
     read), by its extension only when there are none (an empty file)."""
     if head:
@@ -254,10 +245,9 @@ def _read_chunks(path: str | PathLike[str], size: int) -> Iterator[bytes]:
     try:
         raw = _open_url(path) if is_url(path) else open(path, "rb")  # noqa: SIM115 (closed below)
         with raw:
-            head = _read_head(raw)
+            head, rest = _head(raw)
             _refuse_unread(path, head)
             codec = compression(path, head)
-            rest = _Prefixed(head, raw)
             with rest if codec is None else _OPENERS[codec](rest, "rb") as f:
                 while chunk := f.read(size):
                     yield chunk
