@@ -207,6 +207,20 @@ impl PyModel {
 
     /// The fastppl model, for operations that need the n-grams' words (`what` says which): a
     /// KenLM trie is converted (every n-gram read, reported to `job`), a probing file cannot be.
+    /// Runs `check`, the output's check, first for a model read from a KenLM file (whose n-grams
+    /// [`PyModel::ngrams`] makes, a conversion that may take long): its error then comes before
+    /// that work, not after. A fitted model's writer gives the same error at once: no check (it
+    /// would create and remove a temporary file for nothing).
+    fn check_before_converting(
+        &self,
+        check: impl FnOnce() -> crate::error::Result<()>,
+    ) -> crate::error::Result<()> {
+        match self.inner {
+            Inner::Built(_) => Ok(()),
+            Inner::KenlmTrie(_) | Inner::KenlmProbing(_) => check(),
+        }
+    }
+
     fn ngrams(&self, what: &str, job: &Job) -> crate::error::Result<Arc<Model>> {
         match &self.inner {
             Inner::Built(m) => Ok(Arc::clone(m)),
@@ -286,8 +300,7 @@ impl PyModel {
         progress: Option<Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         job::run(py, progress.as_ref(), |job| {
-            // the output's error before a KenLM trie is converted
-            crate::util::compressed::Output::check(&path)?;
+            self.check_before_converting(|| crate::util::compressed::Output::check(&path))?;
             let model = self.ngrams("write an ARPA file", job)?;
             crate::formats::arpa::write_arpa(&model, &path, job)
         })
@@ -302,8 +315,7 @@ impl PyModel {
         progress: Option<Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         job::run(py, progress.as_ref(), |job| {
-            // the output's error before a KenLM trie is converted
-            crate::formats::binary::check(&path)?;
+            self.check_before_converting(|| crate::formats::binary::check(&path))?;
             let model = self.ngrams("save in fastppl's format", job)?;
             crate::formats::binary::save(&model, &path, job)
         })
