@@ -110,7 +110,10 @@ class PunktModel:
     def sent_tokenize(self, text: str) -> list[str]: ...
 
 def nltk_word_tokenize(
-    text: str, punkt: PunktModel | None = None, progress: _ProgressCallback | None = None
+    text: str,
+    punkt: PunktModel | None = None,
+    progress: _ProgressCallback | None = None,
+    words: str = "nltk",
 ) -> list[str]: ...
 def logits_target_logprobs(
     logits: npt.NDArray[np.float32] | npt.NDArray[np.float64] | npt.NDArray[np.uint16],

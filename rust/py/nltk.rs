@@ -35,18 +35,21 @@ impl PyPunktModel {
 }
 
 /// NLTK's `word_tokenize(text)` with `punkt`'s language, or `preserve_line=True` when `punkt`
-/// is None, as a list. Each type of the text (distinct token) becomes one Python `str`, made on
+/// is None, as a list; `words="whitespace"` splits each sentence by `str.split()` instead of
+/// NLTK's word rules (the benchmark's measure of what a call costs besides those rules). Each type of the text (distinct token) becomes one Python `str`, made on
 /// this thread while the text is tokenized on the others, batch after batch; the list, which
 /// holds each type as often as the token occurs, is made once at the end at its final size,
 /// from the tokens' type ids (instead of growing by appends batch after batch).
 #[pyfunction]
-#[pyo3(signature = (text, punkt=None, progress=None))]
+#[pyo3(signature = (text, punkt=None, progress=None, words="nltk"))]
 pub fn nltk_word_tokenize<'py>(
     py: Python<'py>,
     text: &str,
     punkt: Option<&Bound<'_, PyPunktModel>>,
     progress: Option<Bound<'_, PyAny>>,
+    words: &str,
 ) -> PyResult<Bound<'py, PyList>> {
+    let rule = word_rule(words)?;
     let punkt = punkt.map(|p| &p.get().inner);
     let small = text.len() < job::SMALL_TEXT;
     let mut types: Vec<Bound<'py, PyString>> = Vec::new();
@@ -57,7 +60,7 @@ pub fn nltk_word_tokenize<'py>(
         py,
         small,
         progress.as_ref(),
-        |job, emit| nltk::word_tokenize(punkt, text, job, emit),
+        |job, emit| nltk::word_tokenize(punkt, text, rule, job, emit),
         |batch: nltk::TokenBatch| {
             types.extend(batch.new_types().map(|t| PyString::new(py, t)));
             tokens.extend(batch.tokens());

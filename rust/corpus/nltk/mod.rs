@@ -153,12 +153,13 @@ impl TextTypes {
 }
 
 /// `word_tokenize(text, preserve_line=punkt.is_none())`: Punkt sentences (unless `punkt` is
-/// None), then `NLTKWordTokenizer` on each, handed to `emit` by batches of sentences in text
-/// order as they are ready (so that a caller converts one batch while the next are tokenized);
-/// `job` can cancel it.
+/// None), then `rule` on each (NLTK's is `NLTKWordTokenizer`), handed to `emit` by batches of
+/// sentences in text order as they are ready (so that a caller converts one batch while the
+/// next are tokenized); `job` can cancel it.
 pub fn word_tokenize(
     punkt: Option<&Punkt>,
     text: &str,
+    rule: WordRule,
     job: &Job,
     emit: &mut (dyn FnMut(TokenBatch) + Send),
 ) -> Result<()> {
@@ -173,7 +174,7 @@ pub fn word_tokenize(
     job.stage("tokenizing", text.len() as u64)?;
     for_each_batch(
         &pieces,
-        WordRule::Nltk,
+        rule,
         job,
         &mut TextTypes::for_text(text.len()),
         TextTypes::known,
@@ -449,7 +450,14 @@ mod tests {
         let text = sentence.repeat(batches * MIN_BATCH_BYTES / sentence.len());
         let punkt = english();
         let mut batches = Vec::new();
-        word_tokenize(Some(&punkt), &text, &Job::none(), &mut |b| batches.push(b)).unwrap();
+        word_tokenize(
+            Some(&punkt),
+            &text,
+            WordRule::Nltk,
+            &Job::none(),
+            &mut |b| batches.push(b),
+        )
+        .unwrap();
         let expected: Vec<String> = sent_tokenize(&punkt, &text)
             .into_iter()
             .flat_map(|s| {

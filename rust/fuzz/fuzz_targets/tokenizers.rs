@@ -26,9 +26,11 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let job = Job::none();
-    for p in [Some(punkt()), None] {
+    let rules = [WordRule::Nltk, WordRule::Whitespace];
+    for (p, rule) in [Some(punkt()), None].into_iter().flat_map(|p| rules.map(|r| (p, r))) {
         let mut batches = Vec::new();
-        word_tokenize(p, text, &job, &mut |b| batches.push(b)).expect("no cancellation here");
+        word_tokenize(p, text, rule, &job, &mut |b| batches.push(b))
+            .expect("no cancellation here");
         let types: Vec<&str> = batches.iter().flat_map(|b| b.new_types()).collect();
         assert!(types.iter().all(|t| !t.is_empty()), "an empty token");
         assert!(
