@@ -479,7 +479,7 @@ def train(
             socket), or ``ray_options`` asking more than the largest node of a cluster
             started by this process holds; all checked before a task starts.
         InvalidTypeError: ``inputs`` is a single path, not a list of them; ``lowercase`` is
-            not a bool; ``ray_options`` is not a mapping.
+            not a bool; ``partitions`` is not an int; ``ray_options`` is not a mapping.
         PunktDataNotFoundError: no Punkt parameters for ``language`` (``tokenizer="nltk"``).
         CorpusFileNotFoundError: an input does not exist (a local one before a task starts).
         OSError: a local input cannot be opened (``PermissionError`` ...), or the output's
@@ -523,8 +523,8 @@ def train(
     _, args = fit_arguments(Corpus(_core.Corpus()), order, smoothing, True, params, prune=prune)
     del args["bos_eos"]
     _core.distributed_check(smoothing=smoothing, **args)
-    partitions = len(paths) if partitions is None else partitions
-    if isinstance(partitions, bool) or not isinstance(partitions, int) or partitions < 1:
+    partitions = len(paths) if partitions is None else check_int("partitions", partitions)
+    if partitions < 1:
         raise InvalidArgumentError(f"partitions must be a positive int, got {partitions!r}")
     task_memory = parse_budget(memory)
     # the text options checked here, before a task starts (each task reads its files with them)
@@ -903,7 +903,8 @@ def _check_columns(
 
 def _check_actors(concurrency: int, num_cpus: float, batch_size: int) -> tuple[int, float, int]:
     """`score`'s actor options, refused with fastppl's errors before Ray is used (Ray raised
-    its own ValueError or TypeError for them, such as "('size must be >= 1', 0)")."""
+    its own ValueError or TypeError for them, such as "('size must be >= 1', 0)"), and given
+    back as Python numbers (Ray refuses numpy's: "The type of keyword 'num_cpus' must be ...")."""
     concurrency = check_int("concurrency", concurrency)
     batch_size = check_int("batch_size", batch_size)
     cpus = check_number("num_cpus", num_cpus)
@@ -912,7 +913,7 @@ def _check_actors(concurrency: int, num_cpus: float, batch_size: int) -> tuple[i
             raise InvalidArgumentError(f"{name} must be at least {least}, got {value!r}")
     if not 0 <= cpus < float("inf"):
         raise InvalidArgumentError(f"num_cpus must be a finite number >= 0, got {num_cpus!r}")
-    return concurrency, num_cpus, batch_size
+    return concurrency, cpus, batch_size
 
 
 def score(
@@ -927,7 +928,7 @@ def score(
     skip_line_prefixes: Sequence[str] = (),
     language: str = "english",
     concurrency: int = 2,
-    num_cpus: int = 1,
+    num_cpus: float = 1,
     batch_size: int = 1024,
     columns: tuple[str, str, str] = ("perplexity", "log_prob", "num_tokens"),
 ) -> ray.data.Dataset:

@@ -295,7 +295,7 @@ def test_one_partition_and_compressed_output(cluster, shards, tmp_path):
     expected = tmp_path / "single.arpa.gz"
     train_arpa(Corpus.from_file(whole, **TEXT), expected, order=3, memory="64M")
     out = tmp_path / "ray.arpa.gz"
-    fray.train(paths, out, order=3, partitions=1, **TEXT)
+    fray.train(paths, out, order=3, partitions=np.int64(1), **TEXT)  # numpy's ints too
     with gzip.open(out) as a, gzip.open(expected) as b:
         assert a.read() == b.read()
 
@@ -451,6 +451,8 @@ def test_bad_input_fails_with_fastppl_error_and_no_file(cluster, shards, tmp_pat
         fray.train(paths, out, order=1, **TEXT)
     with pytest.raises(InvalidArgumentError, match="partitions"):
         fray.train(paths, out, order=3, partitions=0, **TEXT)
+    with pytest.raises(InvalidTypeError, match="partitions must be an int, got float"):
+        fray.train(paths, out, order=3, partitions=2.0, **TEXT)
     assert list(tmp_path.iterdir()) == []
 
 
@@ -748,6 +750,25 @@ def test_score_equals_in_process_evaluation(cluster, shards, tmp_path):
         one = model.evaluate(Corpus.from_text(docs[i], **TEXT))
         assert rows[i]["log_prob"] == one.log_prob
         assert rows[i]["num_tokens"] == one.num_tokens
+
+
+def test_score_takes_numpy_numbers_for_its_actor_options(cluster, tmp_path):
+    # numpy numbers pass fastppl's checks (as everywhere in its API); Ray's own option checks
+    # refuse them ("The type of keyword 'num_cpus' must be ..."), so score hands Ray the
+    # Python numbers
+    path = tmp_path / "m.fppl"
+    NGramModel.fit(Corpus.from_sentences([["a", "b"]]), order=2, smoothing="witten_bell").save(path)
+    ds = ray.data.from_items([{"text": "a b"}, {"text": "b a b"}])
+    expected = fray.score(path, ds, tokenizer="whitespace", concurrency=1).take_all()
+    rows = fray.score(
+        path,
+        ds,
+        tokenizer="whitespace",
+        concurrency=np.int64(1),
+        num_cpus=np.float32(0.5),
+        batch_size=np.int32(1),
+    ).take_all()
+    assert rows == expected
 
 
 def test_score_rejects_a_missing_model_or_column(cluster, tmp_path):
