@@ -698,16 +698,21 @@ def _most_cpus() -> float | None:
     now: it runs no autoscaler. One whose autoscaler publishes its node groups (autoscaler v2,
     as on KubeRay) has at most theirs, which Ray Data and Ray Train read the same way. Any
     other (an autoscaler v1, or none: nodes started by hand) may or may not add nodes. This is
-    Ray's private state, as those libraries read it: a Ray where it moved gives None."""
+    Ray's private state, as those libraries read it: a Ray where it moved gives None, and so
+    does a config whose node groups declare no CPU (Ray then leaves "CPU" out, or gives 0: the
+    config does not tell, and a cluster running this driver has some). Never fewer than the
+    cluster has now (nodes outside the node groups, such as a head started by hand)."""
+    now = float(ray.cluster_resources().get("CPU", 0.0))
     if _started_here():
-        return float(ray.cluster_resources().get("CPU", 0.0))
+        return now
     try:
         from ray._private import state
 
         most = state.state.get_max_resources_from_cluster_config()
     except Exception:  # (an attribute or call of another Ray version: it cannot be told)
         return None
-    return None if most is None else float(most.get("CPU", 0))
+    declared = (most or {}).get("CPU")
+    return max(float(declared), now) if declared else None
 
 
 def _started_here() -> bool:

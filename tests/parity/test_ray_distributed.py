@@ -919,6 +919,19 @@ def test_score_only_warns_of_a_lazy_dataset_on_a_cluster_that_may_grow(
     monkeypatch.setattr(state.state, "get_max_resources_from_cluster_config", lambda: {"CPU": 2})
     with pytest.raises(fastppl.errors.InvalidArgumentError, match="all 2 CPUs the cluster can"):
         fray.score(path, lazy, tokenizer="whitespace", concurrency=2)
+    # node groups holding 1 CPU at most, while the cluster has 2 now (a node outside them):
+    # the 2 count, not 1 (one actor leaves room for the reads: it runs)
+    monkeypatch.setattr(state.state, "get_max_resources_from_cluster_config", lambda: {"CPU": 1})
+    rows = fray.score(path, lazy, tokenizer="whitespace", concurrency=1).take_all()
+    assert sorted(r["num_tokens"] for r in rows) == [3, 4]
+    # node groups that declare no CPU (Ray leaves the key out, or gives 0): it cannot be told,
+    # as for an autoscaler v1 (this was read as 0 CPUs, and every lazy dataset was refused)
+    for declared in ({"GPU": 4}, {"CPU": 0, "GPU": 4}):
+        monkeypatch.setattr(
+            state.state, "get_max_resources_from_cluster_config", lambda d=declared: d
+        )
+        with pytest.warns(fastppl.FastpplWarning, match=r"all 2 CPUs the cluster has now"):
+            fray.score(path, lazy, tokenizer="whitespace", concurrency=2)
 
 
 def test_doctests(cluster):
