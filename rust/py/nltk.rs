@@ -53,9 +53,9 @@ pub fn nltk_word_tokenize<'py>(
     let punkt = punkt.map(|p| &p.get().inner);
     let small = text.len() < job::SMALL_TEXT;
     let mut types: Vec<Bound<'py, PyString>> = Vec::new();
-    // room for a token per 4 bytes of text (Machado has one per 4.9), so that the ids seldom
-    // move as batches come (growing by doubling copied them about twice over)
-    let mut tokens: Vec<u32> = Vec::with_capacity(text.len() / 4);
+    // room made up front, so that the ids seldom move as batches come (growing by doubling
+    // copied them about twice over)
+    let mut tokens: Vec<u32> = Vec::with_capacity(nltk::token_room(text.len()));
     job::run_streaming_unless_small(
         py,
         small,

@@ -8,6 +8,24 @@
 
 use crate::util::interner::Interner;
 
+/// Bytes of text up to which a text is sized as a short one (see [`type_room`]).
+const SHORT_TEXT: usize = 4096;
+
+/// Room for the tokens of `text_bytes` bytes of text: a token per 4 bytes (Machado has one per
+/// 4.9), and for a short text (a sentence a call) one per 2 bytes, so that its vector does not
+/// grow.
+pub fn token_room(text_bytes: usize) -> usize {
+    (text_bytes / 4).max(text_bytes.min(SHORT_TEXT) / 2 + 8)
+}
+
+/// Room for the types of `text_bytes` bytes of text with a type per `bytes_per_type` bytes (a
+/// long text repeats its words), and for a short text, whose tokens are nearly all distinct, one
+/// per 3 bytes: its table then holds them without being rebuilt (grown from a few entries, the
+/// tables of a call on one sentence were rebuilt three or four times each, 12 % of the call).
+pub fn type_room(text_bytes: usize, bytes_per_type: usize) -> usize {
+    (text_bytes / bytes_per_type).max(text_bytes.min(SHORT_TEXT) / 3)
+}
+
 /// Tokens of consecutive pieces, with their types interned.
 #[derive(Default)]
 pub struct Batch {
@@ -23,8 +41,11 @@ impl Batch {
     /// An empty batch with room for the tokens of about `text_bytes` bytes of text.
     pub fn with_capacity(text_bytes: usize, pieces: usize) -> Self {
         Batch {
-            types: Interner::with_capacity(text_bytes / 32, text_bytes / 4),
-            tokens: Vec::with_capacity(text_bytes / 4),
+            types: Interner::with_capacity(
+                type_room(text_bytes, 32),
+                (text_bytes / 4).max(text_bytes.min(SHORT_TEXT) + 16),
+            ),
+            tokens: Vec::with_capacity(token_room(text_bytes)),
             piece_ends: Vec::with_capacity(pieces),
         }
     }
