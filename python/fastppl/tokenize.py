@@ -149,14 +149,16 @@ def punkt_model(language: str = "english") -> _core.PunktModel:
     >>> punkt_model("english").sent_tokenize("It is. It was.")
     ['It is.', 'It was.']
     """
-    return _language_model(_check_language(language))
+    if not isinstance(language, str):  # (unhashable, maybe: refused before the cache)
+        _check_language(language)
+    return _language_model(language)
 
 
 @functools.lru_cache(maxsize=32)
 def _language_model(language: str) -> _core.PunktModel:
-    """The model of ``language``, its folder looked up once (as NLTK caches its tokenizer per
-    language): a sentence-at-a-time caller would otherwise spend more on the lookup than on the
-    tokenizing."""
+    """The model of ``language``, its name checked and its folder looked up once (as NLTK
+    caches its tokenizer per language; an error is not cached): a sentence-at-a-time caller
+    would otherwise spend more on them than on the tokenizing."""
     return _core.PunktModel(str(punkt_dir(language)))
 
 
