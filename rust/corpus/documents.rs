@@ -100,7 +100,7 @@ impl Corpus {
             let parts: Vec<Result<(Corpus, Vec<u32>)>> = group
                 .par_iter()
                 .map(|text| {
-                    let mut part = Corpus::new();
+                    let mut part = Corpus::for_text(text.len());
                     part.push_document_text(text, reading, job)?;
                     let ids = known.known_ids(&part);
                     Ok((part, ids))

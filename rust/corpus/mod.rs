@@ -123,6 +123,18 @@ impl Corpus {
         }
     }
 
+    /// An empty corpus with room for the words and tokens of about `text_bytes` bytes of text,
+    /// so that its tables are seldom rebuilt as they grow: a distinct word per 64 bytes of a
+    /// long text (4 MB of Gutenberg hold one per 53-62 bytes), nearly every word of a short one
+    /// (see [`nltk::token_room`]).
+    pub fn for_text(text_bytes: usize) -> Self {
+        let mut corpus = Corpus::new();
+        let words = nltk::type_room(text_bytes, 64);
+        corpus.vocab.reserve(words, 8 * words);
+        corpus.ids.reserve(nltk::token_room(text_bytes));
+        corpus
+    }
+
     /// Appends one sentence to the current document; an empty one is dropped.
     pub fn push_sentence<'a>(&mut self, tokens: impl IntoIterator<Item = &'a str>) -> Result<()> {
         self.push_sentence_with(tokens, false)
@@ -242,10 +254,7 @@ impl Corpus {
         let parts: Vec<Result<(Corpus, Vec<u32>)>> = pieces
             .par_iter()
             .map(|piece| {
-                let mut part = Corpus::new();
-                // room for the words of the piece (4 MB of Gutenberg hold a distinct word per
-                // 53-62 bytes), so that its table is seldom rebuilt as it grows
-                part.vocab.reserve(piece.len() / 64, piece.len() / 8);
+                let mut part = Corpus::for_text(piece.len());
                 read(&mut part, piece)?;
                 let known = this.known_ids(&part);
                 Ok((part, known))

@@ -34,8 +34,8 @@ use super::{is_terminator, Corpus};
 use crate::error::Result;
 use crate::util::interner::Interner;
 use crate::util::job::Job;
-pub use batch::token_room;
 use batch::Batch;
+pub use batch::{token_room, type_room};
 pub use params::PunktParams;
 pub use punkt::Punkt;
 
@@ -121,11 +121,11 @@ struct TextTypes(Interner);
 
 impl TextTypes {
     /// Room for the types of `text_bytes` bytes of text, about: a type per 64 bytes (Machado
-    /// has one per 90; more for a short text, see [`batch::type_room`]), up to 2^16 (the types
+    /// has one per 90; more for a short text, see [`type_room`]), up to 2^16 (the types
     /// of larger texts grow more slowly: one per 310 bytes on a 64 MB Gutenberg shard), so that
     /// the index is seldom rebuilt as it grows.
     fn for_text(text_bytes: usize) -> Self {
-        let types = batch::type_room(text_bytes, 64).min(1 << 16);
+        let types = type_room(text_bytes, 64).min(1 << 16);
         TextTypes(Interner::with_capacity(types, 8 * types))
     }
 
