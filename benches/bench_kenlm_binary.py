@@ -10,8 +10,8 @@ process, medians of ``--repeats``; then the scoring throughput of each converted
 ``machado.test.txt`` (``evaluate``, one Rust call, ``--passes`` times per timing, the models in
 turn in each repeat; tokens = words + one ``</s>`` a sentence), with the model read from the ARPA
 file as the baseline, and the
-``kenlm`` module's ``score`` over the same sentences (a Python loop, as its API goes). Prints one
-JSON object.
+``kenlm`` module's ``score`` over the same sentences (a Python loop, as its API goes), and
+``fastppl.kenlm``'s (its stand-in, the same loop). Prints one JSON object.
 
     python benches/bench_kenlm_binary.py --large DIR --query /path/to/kenlm/bin/query
 
@@ -44,6 +44,7 @@ if "--large" in sys.argv:  # one scoring thread, before rayon's pool starts
 
 import kenlm
 
+import fastppl.kenlm
 from fastppl import Corpus, NGramModel
 
 ARPA = Path(__file__).resolve().parents[1].parent / "shared" / "arpa"
@@ -162,6 +163,12 @@ def main() -> None:
             lambda km=km: passes(lambda: sum(km.score(line) for line in lines)), args.repeats
         )
         entry["kenlm_module_tokens_per_s"] = tokens * args.passes / seconds
+        # fastppl's stand-in for the module, used the same way: one score() call a sentence
+        drop_in = fastppl.kenlm.Model(str(path))
+        seconds = _median_seconds(
+            lambda m=drop_in: passes(lambda: sum(m.score(line) for line in lines)), args.repeats
+        )
+        entry["fastppl_kenlm_module_tokens_per_s"] = tokens * args.passes / seconds
         entry["fastppl_load_s"] = statistics.median(ours)
         models[kind] = NGramModel.from_kenlm_binary(path)
         report[kind] = entry

@@ -267,6 +267,9 @@ class NGramModel:
     def full_scores(
         self, tokens: Sequence[str], bos: bool = True, eos: bool = True
     ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.uint32], npt.NDArray[np.bool_]]: ...
+    def kenlm_score(
+        self, text: str, bos: bool = True, eos: bool = True
+    ) -> tuple[float, int] | None: ...
     def count(self, ngram: Sequence[str]) -> int: ...
     def evaluate(
         self,

@@ -73,7 +73,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from fastppl import _core
-from fastppl._checks import surrogate_error
+from fastppl._checks import check_bool, surrogate_error
 from fastppl.errors import (
     FastpplError,
     InvalidArgumentError,
@@ -251,7 +251,7 @@ class Model:
 
         Example: ``Model("m.arpa").score("o dia")``.
         """
-        return float(self._scores(sentence, bos, eos).logprob.sum())
+        return self._log10_and_words(sentence, bos, eos)[0]
 
     def perplexity(self, sentence: str | bytes) -> float:
         """``10 ** (-score / (words + 1))``: the sentence's perplexity, ``</s>`` counted; errors
@@ -259,8 +259,24 @@ class Model:
 
         Example: ``Model("m.arpa").perplexity("o dia")``.
         """
-        words = len(_words(sentence)) + 1
-        return 10.0 ** (-self.score(sentence) / words)
+        log10, words = self._log10_and_words(sentence, True, True)
+        return 10.0 ** (-log10 / (words + 1))
+
+    def _log10_and_words(self, sentence: str | bytes, bos: bool, eos: bool) -> tuple[float, int]:
+        """log10 p of ``sentence`` and its number of words, split and summed in one Rust call
+        (a sentence a call, as the kenlm module is used, spent most of its time making arrays);
+        a sentence holding ``<s>`` or ``</s>`` is scored one word at a time."""
+        text = _text(sentence, "sentence")
+        try:
+            scored = self._model._inner.kenlm_score(
+                text, check_bool("bos", bos), check_bool("eos", eos)
+            )
+        except UnicodeEncodeError as err:  # a lone surrogate, named by its position in text
+            raise surrogate_error({"sentence": text}, err) from err
+        if scored is None:
+            words = kenlm_words(text)
+            return float(self._chained_scores(text, words, bos, eos).logprob.sum()), len(words)
+        return scored
 
     def full_scores(
         self, sentence: str | bytes, bos: bool = True, eos: bool = True
@@ -415,12 +431,6 @@ def _open(path: str) -> NGramModel:
         raise ModelReadError(
             f"cannot read model file {path!r}: {err.strerror or err}", path
         ) from err
-
-
-def _words(sentence: str | bytes) -> list[str]:
-    """The words of ``sentence`` as the kenlm module splits it: at ASCII whitespace only (it
-    splits the sentence's UTF-8 bytes); a ``bytes`` sentence is UTF-8, as there."""
-    return kenlm_words(_text(sentence, "sentence"))
 
 
 def _text(value: str | bytes, name: str) -> str:

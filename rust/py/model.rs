@@ -14,7 +14,7 @@ use super::scores::PyScores;
 use crate::corpus::documents::{Reading, Tokenizer};
 use crate::corpus::padded_stream::PaddedStream;
 use crate::corpus::vocab::UNK;
-use crate::corpus::{Corpus, SentenceMode};
+use crate::corpus::{kenlm_tokens, Corpus, SentenceMode};
 use crate::error::Error;
 use crate::estimate::{fit, DefaultValue, Parameters, Pruning, Smoothing, ESTIMATORS};
 use crate::formats::kenlm::{
@@ -466,6 +466,25 @@ impl PyModel {
             len.into_pyarray(py),
             oov.into_pyarray(py),
         ))
+    }
+
+    /// The kenlm module's `Model.score(text, bos, eos)` in one call, with no arrays: log10 p of
+    /// the sentence whose words are `text` split at KenLM's ASCII whitespace (`</s>` included
+    /// when `eos`, summed in float64), and its number of words; None when a word is `<s>` or
+    /// `</s>`, which `fastppl.kenlm` scores one word at a time, as KenLM does.
+    #[pyo3(signature = (text, bos=true, eos=true))]
+    fn kenlm_score(&self, text: &str, bos: bool, eos: bool) -> PyResult<Option<(f64, usize)>> {
+        let words: Vec<&str> = kenlm_tokens(text).collect();
+        if words.iter().any(|&w| w == "<s>" || w == "</s>") {
+            return Ok(None);
+        }
+        let full = with_scorer!(&self.inner, m => {
+            let ids: Vec<u32> = words.iter().map(|w| Scorer::id(&**m, w)).collect();
+            m.score_sentence_full(&ids, bos, eos)
+        });
+        refuse_nan(self.inner.source(), full.iter().map(|&(x, _)| x))?;
+        let log10 = full.iter().map(|&(x, _)| x / std::f64::consts::LN_10).sum();
+        Ok(Some((log10, words.len())))
     }
 
     /// Raw training count of an n-gram (0 if unseen, and for KenLM tries, which hold no

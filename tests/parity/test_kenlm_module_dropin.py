@@ -4,6 +4,7 @@ compare the shared, larger models)."""
 
 from __future__ import annotations
 
+import math
 import pickle
 import sys
 from pathlib import Path
@@ -51,6 +52,10 @@ def test_scores_match(models, machado_test_head_path: Path, bos: bool, eos: bool
         assert ours.score(sentence, bos=bos, eos=eos) == pytest.approx(
             theirs.score(sentence, bos=bos, eos=eos), abs=1e-4
         )
+        # score is split and summed in one Rust call of its own: full_scores' terms, summed
+        assert ours.score(sentence, bos=bos, eos=eos) == pytest.approx(
+            math.fsum(g[0] for g in got), abs=1e-9
+        )
     for sentence in _sentences(machado_test_head_path, limit=20):
         assert ours.perplexity(sentence) == pytest.approx(theirs.perplexity(sentence), rel=1e-4)
 
@@ -69,6 +74,7 @@ def test_words_are_split_at_ascii_whitespace_only(models, separator: str) -> Non
         assert [g[1:] for g in got] == [e[1:] for e in expected]
         assert [g[0] for g in got] == pytest.approx([e[0] for e in expected], abs=1e-6)
         assert ours.perplexity(s) == pytest.approx(theirs.perplexity(s), rel=1e-6)
+        assert ours.score(s) == pytest.approx(theirs.score(s), abs=1e-5)
     assert (b"dia" in ours, b"\xff" in ours) == (True, False)
     state, out = fastppl.kenlm.State(), fastppl.kenlm.State()
     ours.BeginSentenceWrite(state)
