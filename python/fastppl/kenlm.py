@@ -68,9 +68,8 @@ from __future__ import annotations
 import functools
 import math
 import os
-from collections.abc import Iterator
-
-import numpy as np
+from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 from fastppl import _core
 from fastppl._checks import check_bool, surrogate_error
@@ -81,10 +80,12 @@ from fastppl.errors import (
     ModelFormatError,
     NotNormalizedError,
 )
-from fastppl.model import NGramModel, TokenScores
+from fastppl.model import NGramModel
 from fastppl.text import kenlm_words
 
 LN10 = math.log(10.0)
+
+T = TypeVar("T")
 
 
 @functools.total_ordering
@@ -263,19 +264,12 @@ class Model:
         return 10.0 ** (-log10 / (words + 1))
 
     def _log10_and_words(self, sentence: str | bytes, bos: bool, eos: bool) -> tuple[float, int]:
-        """log10 p of ``sentence`` and its number of words, split and summed in one Rust call
-        (a sentence a call, as the kenlm module is used, spent most of its time making arrays);
-        a sentence holding ``<s>`` or ``</s>`` is scored one word at a time."""
-        text = _text(sentence, "sentence")
-        try:
-            scored = self._model._inner.kenlm_score(
-                text, check_bool("bos", bos), check_bool("eos", eos)
-            )
-        except UnicodeEncodeError as err:  # a lone surrogate, named by its position in text
-            raise surrogate_error({"sentence": text}, err) from err
-        if scored is None:
+        """log10 p of ``sentence`` and its number of words."""
+        text, scored = self._in_core(self._model._inner.kenlm_score, sentence, bos, eos)
+        if scored is None:  # <s> or </s> among its words
             words = kenlm_words(text)
-            return float(self._chained_scores(text, words, bos, eos).logprob.sum()), len(words)
+            chained = self._chained_scores(text, words, bos, eos)
+            return math.fsum(log10 for log10, _, _ in chained), len(words)
         return scored
 
     def full_scores(
@@ -286,32 +280,38 @@ class Model:
 
         Example: ``list(Model("m.arpa").full_scores("o dia"))``.
         """
-        s = self._scores(sentence, bos, eos)
-        return zip(s.logprob.tolist(), s.ngram_length.tolist(), s.oov.tolist(), strict=True)
+        text, scored = self._in_core(self._model._inner.kenlm_full_scores, sentence, bos, eos)
+        if scored is None:  # <s> or </s> among its words
+            scored = self._chained_scores(text, kenlm_words(text), bos, eos)
+        return iter(scored)
 
-    def _scores(self, sentence: str | bytes, bos: bool, eos: bool) -> TokenScores:
-        """The log10 scores of the words of ``sentence``; a word holding a lone surrogate is
-        named by its position in ``sentence``."""
+    def _in_core(
+        self,
+        scorer: Callable[[str, bool, bool], T | None],
+        sentence: str | bytes,
+        bos: bool,
+        eos: bool,
+    ) -> tuple[str, T | None]:
+        """``sentence`` as a str, and ``scorer`` (``kenlm_score`` or ``kenlm_full_scores`` of
+        the core's model) on it: its words split and scored in one Rust call (a sentence a
+        call, as the kenlm module is used, spent most of its time making numpy arrays), None
+        where one is ``<s>`` or ``</s>``. A lone surrogate is named by its position in it."""
         text = _text(sentence, "sentence")
-        words = kenlm_words(text)
-        if "<s>" in words or "</s>" in words:
-            return self._chained_scores(text, words, bos, eos)
-        try:  # (not utf8_strings: a context manager took about a fifth of a call's time)
-            return self._model.full_scores(words, 10, bos=bos, eos=eos)
-        except InvalidArgumentError as err:  # one about a token of text, made by full_scores
-            error = surrogate_error({"sentence": text}, err)
-            if error is None:
-                raise
-            raise error from err.__cause__
+        try:
+            return text, scorer(text, check_bool("bos", bos), check_bool("eos", eos))
+        except UnicodeEncodeError as err:
+            raise surrogate_error({"sentence": text}, err) from err
 
-    def _chained_scores(self, text: str, words: list[str], bos: bool, eos: bool) -> TokenScores:
+    def _chained_scores(
+        self, text: str, words: list[str], bos: bool, eos: bool
+    ) -> list[tuple[float, int, bool]]:
         """The scores of ``words``, which hold ``<s>`` or ``</s>``, one word at a time with
         :meth:`BaseFullScore`, as the kenlm module scores every sentence (``NGramModel`` refuses
         the markers in a sentence); ``text`` is the sentence, named by a surrogate's error."""
         state, out = State(), State()
         if bos:
             self.BeginSentenceWrite(state)
-        logprob, ngram_length, oov = [], [], []
+        scores = []
         for word in [*words, "</s>"] if eos else words:
             try:
                 r = self.BaseFullScore(state, word, out)
@@ -319,15 +319,9 @@ class Model:
                 if isinstance(err.__cause__, UnicodeEncodeError):
                     raise surrogate_error({"sentence": text}, err.__cause__) from err.__cause__
                 raise
-            logprob.append(r.log_prob)
-            ngram_length.append(r.ngram_length)
-            oov.append(r.oov)
+            scores.append((r.log_prob, r.ngram_length, r.oov))
             state, out = out, state
-        return TokenScores(
-            np.array(logprob, dtype=np.float64),
-            np.array(ngram_length, dtype=np.uint32),
-            np.array(oov, dtype=bool),
-        )
+        return scores
 
     def BeginSentenceWrite(self, state: State) -> None:  # noqa: N802 (kenlm's name)
         """Sets ``state`` to the start of a sentence (the context ``<s>``)."""
@@ -345,7 +339,7 @@ class Model:
         ``word`` is any one word, ``</s>`` included (score it last to end a sentence); an
         unknown word scores as ``<unk>``. ``in_state`` and ``out_state`` may be the same object.
         """
-        return self.BaseFullScore(in_state, word, out_state).log_prob
+        return self._score_word(in_state, word, out_state)[0] / LN10
 
     def BaseFullScore(  # noqa: N802 (kenlm's name)
         self, in_state: State, word: str | bytes, out_state: State
@@ -359,15 +353,25 @@ class Model:
                 position), or ``in_state`` was written by another model (a word id out of
                 range).
         """
-        _check_state("in_state", in_state)
-        _check_state("out_state", out_state)
-        text = _text(word, "word")
+        logp, length, oov = self._score_word(in_state, word, out_state)
+        return FullScoreReturn(logp / LN10, length, oov)
+
+    def _score_word(
+        self, in_state: State, word: str | bytes, out_state: State
+    ) -> tuple[float, int, bool]:
+        """ln p(``word`` | ``in_state``), the matched n-gram length and the OOV flag, the
+        context after ``word`` written to ``out_state``. (A beam search calls this for every
+        word of every beam: the usual types, a str word and two `State`s, are checked first.)"""
+        if type(in_state) is not State or type(out_state) is not State:
+            _check_state("in_state", in_state)
+            _check_state("out_state", out_state)
+        text = word if type(word) is str and "\0" not in word else _text(word, "word")
         try:
             logp, length, oov, context = self._contexts.score_word(in_state._context, text)
         except UnicodeEncodeError as err:
             raise surrogate_error({"word": text}, err) from err
-        out_state._context = tuple(context)
-        return FullScoreReturn(logp / LN10, length, oov)
+        out_state._context = context
+        return logp, length, oov
 
     @functools.cached_property
     def _contexts(self) -> _core.ContextScorer:

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use pyo3::prelude::*;
+use pyo3::types::PyTuple;
 
 use super::errors::to_pyerr;
 use super::model::{refuse_nan, Inner, PyModel, BUILT_SOURCE};
@@ -65,19 +66,26 @@ impl PyContextScorer {
     }
 
     /// (ln p(word | context), matched n-gram length, whether word is out of the vocabulary,
-    /// the context after word). Contexts are model ids, oldest first.
-    fn score_word(&self, context: Vec<u32>, word: &str) -> PyResult<(f64, usize, bool, Vec<u32>)> {
-        match &self.contexts {
+    /// the context after word, as the tuple a `State` holds). Contexts are model ids, oldest
+    /// first.
+    fn score_word<'py>(
+        &self,
+        py: Python<'py>,
+        context: Vec<u32>,
+        word: &str,
+    ) -> PyResult<(f64, usize, bool, Bound<'py, PyTuple>)> {
+        let (logp, length, oov, after) = match &self.contexts {
             Contexts::Built(model, extensions) => {
                 let w = model.id(word);
                 let s = extensions
                     .score_word(model, &context, w)
                     .map_err(to_pyerr)?;
                 refuse_nan(BUILT_SOURCE, [s.logp].into_iter())?;
-                Ok((s.logp, s.ngram_length, w == UNK, s.context))
+                (s.logp, s.ngram_length, w == UNK, s.context)
             }
-            Contexts::KenlmProbing(model) => kenlm_score_word(model, &context, word),
-            Contexts::KenlmTrie(model) => kenlm_score_word(model, &context, word),
-        }
+            Contexts::KenlmProbing(model) => kenlm_score_word(model, &context, word)?,
+            Contexts::KenlmTrie(model) => kenlm_score_word(model, &context, word)?,
+        };
+        Ok((logp, length, oov, PyTuple::new(py, after)?))
     }
 }

@@ -1,5 +1,6 @@
 //! `_core.NGramModel`: a fitted model; the heavy calls release the GIL.
 
+use std::f64::consts::LN_10;
 use std::sync::Arc;
 
 use numpy::{IntoPyArray, PyArray1};
@@ -219,6 +220,29 @@ impl PyModel {
             Inner::Built(_) => Ok(()),
             Inner::KenlmTrie(_) | Inner::KenlmProbing(_) => check(),
         }
+    }
+
+    /// The words of `text` split as KenLM splits a sentence, as ids, and the (ln p, n-gram
+    /// length) of each, then of `</s>` when `eos` ([`Scorer::score_sentence_full`]), once none
+    /// is NaN; None when a word is `<s>` or `</s>`.
+    #[allow(clippy::type_complexity)]
+    fn kenlm_sentence(
+        &self,
+        text: &str,
+        bos: bool,
+        eos: bool,
+    ) -> PyResult<Option<(Vec<u32>, Vec<(f64, usize)>)>> {
+        let words: Vec<&str> = kenlm_tokens(text).collect();
+        if words.iter().any(|&w| w == "<s>" || w == "</s>") {
+            return Ok(None);
+        }
+        let (ids, full) = with_scorer!(&self.inner, m => {
+            let ids: Vec<u32> = words.iter().map(|w| Scorer::id(&**m, w)).collect();
+            let full = m.score_sentence_full(&ids, bos, eos);
+            (ids, full)
+        });
+        refuse_nan(self.inner.source(), full.iter().map(|&(x, _)| x))?;
+        Ok(Some((ids, full)))
     }
 
     fn ngrams(&self, what: &str, job: &Job) -> crate::error::Result<Arc<Model>> {
@@ -474,17 +498,29 @@ impl PyModel {
     /// `</s>`, which `fastppl.kenlm` scores one word at a time, as KenLM does.
     #[pyo3(signature = (text, bos=true, eos=true))]
     fn kenlm_score(&self, text: &str, bos: bool, eos: bool) -> PyResult<Option<(f64, usize)>> {
-        let words: Vec<&str> = kenlm_tokens(text).collect();
-        if words.iter().any(|&w| w == "<s>" || w == "</s>") {
-            return Ok(None);
-        }
-        let full = with_scorer!(&self.inner, m => {
-            let ids: Vec<u32> = words.iter().map(|w| Scorer::id(&**m, w)).collect();
-            m.score_sentence_full(&ids, bos, eos)
-        });
-        refuse_nan(self.inner.source(), full.iter().map(|&(x, _)| x))?;
-        let log10 = full.iter().map(|&(x, _)| x / std::f64::consts::LN_10).sum();
-        Ok(Some((log10, words.len())))
+        Ok(self.kenlm_sentence(text, bos, eos)?.map(|(ids, full)| {
+            let log10 = full.iter().map(|&(x, _)| x / LN_10).sum();
+            (log10, ids.len())
+        }))
+    }
+
+    /// The kenlm module's `Model.full_scores(text, bos, eos)` in one call: (log10 p, n-gram
+    /// length, out of the vocabulary) of each word of `text` (as [`PyModel::kenlm_score`] splits
+    /// it), then of `</s>` when `eos`; None when a word is `<s>` or `</s>`.
+    #[pyo3(signature = (text, bos=true, eos=true))]
+    fn kenlm_full_scores(
+        &self,
+        text: &str,
+        bos: bool,
+        eos: bool,
+    ) -> PyResult<Option<Vec<(f64, usize, bool)>>> {
+        Ok(self.kenlm_sentence(text, bos, eos)?.map(|(ids, full)| {
+            let oov = |i: usize| ids.get(i).is_some_and(|&id| id == UNK);
+            full.iter()
+                .enumerate()
+                .map(|(i, &(x, n))| (x / LN_10, n, oov(i)))
+                .collect()
+        }))
     }
 
     /// Raw training count of an n-gram (0 if unseen, and for KenLM tries, which hold no

@@ -48,6 +48,7 @@ def test_scores_match(models, machado_test_head_path: Path, bos: bool, eos: bool
         got = list(ours.full_scores(sentence, bos=bos, eos=eos))
         assert [g[1:] for g in got] == [e[1:] for e in expected], sentence
         assert [g[0] for g in got] == pytest.approx([e[0] for e in expected], abs=1e-6)
+        assert {tuple(map(type, g)) for g in got} <= {(float, int, bool)}
         # KenLM sums the sentence in float32
         assert ours.score(sentence, bos=bos, eos=eos) == pytest.approx(
             theirs.score(sentence, bos=bos, eos=eos), abs=1e-4
