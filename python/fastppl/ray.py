@@ -691,8 +691,9 @@ def _load_verified_once(path: str, verified: _FileToken) -> NGramModel:
     return NGramModel.load(path)
 
 
-def _most_cpus() -> float | None:
-    """The most CPUs the cluster can ever have, or None where that cannot be told.
+def _most_cpus(now: float) -> float | None:
+    """The most CPUs the cluster can ever have, or None where that cannot be told; `now`: the
+    CPUs it has now.
 
     A cluster that this process started (``ray.init()`` without an address) has those it has
     now: it runs no autoscaler. One whose autoscaler publishes its node groups (autoscaler v2,
@@ -702,7 +703,6 @@ def _most_cpus() -> float | None:
     does a config whose node groups declare no CPU (Ray then leaves "CPU" out, or gives 0: the
     config does not tell, and a cluster running this driver has some). Never fewer than the
     cluster has now (nodes outside the node groups, such as a head started by hand)."""
-    now = float(ray.cluster_resources().get("CPU", 0.0))
     if _started_here():
         return now
     try:
@@ -769,14 +769,14 @@ def _check_room_for_reads(dataset: ray.data.Dataset, actor_cpus: float) -> None:
     if isinstance(dataset, MaterializedDataset):
         return
     advice = "materialize it first (dataset.materialize()) or use fewer actors"
-    most = _most_cpus()
+    cpus = float(ray.cluster_resources().get("CPU", 0.0))
+    most = _most_cpus(cpus)
     if most is not None and actor_cpus >= most:
         raise InvalidArgumentError(
             f"the scoring actors (concurrency * num_cpus = {actor_cpus:g}) would take all "
             f"{most:g} CPUs the cluster can have, and the dataset still has tasks to run "
             f"(reading or transforming it) that need one: it would never finish; {advice}"
         )
-    cpus = ray.cluster_resources().get("CPU", 0.0)
     if most is None and actor_cpus >= cpus:
         warnings.warn(
             f"the scoring actors (concurrency * num_cpus = {actor_cpus:g}) take all {cpus:g} "

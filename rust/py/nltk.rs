@@ -36,10 +36,11 @@ impl PyPunktModel {
 
 /// NLTK's `word_tokenize(text)` with `punkt`'s language, or `preserve_line=True` when `punkt`
 /// is None, as a list; `words="whitespace"` splits each sentence by `str.split()` instead of
-/// NLTK's word rules (the benchmark's measure of what a call costs besides those rules). Each type of the text (distinct token) becomes one Python `str`, made on
-/// this thread while the text is tokenized on the others, batch after batch; the list, which
-/// holds each type as often as the token occurs, is made once at the end at its final size,
-/// from the tokens' type ids (instead of growing by appends batch after batch).
+/// NLTK's word rules (the benchmark's measure of what a call costs besides those rules). Each
+/// type of the text (distinct token) becomes one Python `str`, made on this thread while the
+/// text is tokenized on the others, batch after batch; the list, which holds each type as often
+/// as the token occurs, is made once at the end at its final size, from the tokens' type ids
+/// (instead of growing by appends batch after batch).
 #[pyfunction]
 #[pyo3(signature = (text, punkt=None, progress=None, words="nltk"))]
 pub fn nltk_word_tokenize<'py>(

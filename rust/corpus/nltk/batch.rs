@@ -40,11 +40,9 @@ pub struct Batch {
 impl Batch {
     /// An empty batch with room for the tokens of about `text_bytes` bytes of text.
     pub fn with_capacity(text_bytes: usize, pieces: usize) -> Self {
+        let types = type_room(text_bytes, 32);
         Batch {
-            types: Interner::with_capacity(
-                type_room(text_bytes, 32),
-                (text_bytes / 4).max(text_bytes.min(SHORT_TEXT) + 16),
-            ),
+            types: Interner::with_capacity(types, 8 * types),
             tokens: Vec::with_capacity(token_room(text_bytes)),
             piece_ends: Vec::with_capacity(pieces),
         }
